@@ -1,0 +1,91 @@
+"""The ASGI application: routers under /api/v1, the hosted page, middleware, error handlers."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import structlog
+from fastapi import FastAPI
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from cauri.catalogue.endpoints import router as catalogue_router
+from cauri.config import get_settings
+from cauri.kit import error_handlers
+from cauri.kit.logging import configure as configure_logging
+from cauri.kit.ratelimit import RateLimitMiddleware
+from cauri.payments.endpoints import router as payments_router
+from cauri.payments.endpoints import test_helpers as payment_test_helpers
+from cauri.runtime import Runtime
+from cauri.web.endpoints import router as web_router
+from cauri.worker.handlers import all_handlers
+from cauri.worker.runner import Worker
+
+API_PREFIX = "/api/v1"
+
+
+class RequestIdMiddleware:
+    """Tags each request (and its log lines) with an id, returned as X-Request-Id."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = uuid.uuid4().hex
+        structlog.contextvars.bind_contextvars(request_id=request_id)
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", []).append((b"x-request-id", request_id.encode()))
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            structlog.contextvars.unbind_contextvars("request_id")
+
+
+def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        stop = asyncio.Event()
+        worker_task = None
+        if run_worker:
+            worker = Worker(runtime, all_handlers())
+            worker_task = asyncio.create_task(worker.run_forever(stop))
+        try:
+            yield
+        finally:
+            stop.set()
+            if worker_task is not None:
+                await worker_task
+            await runtime.close()
+
+    app = FastAPI(
+        title="Cauri",
+        version="1.0.0",
+        lifespan=lifespan,
+        openapi_url=f"{API_PREFIX}/openapi.json",
+        docs_url=f"{API_PREFIX}/docs",
+        redoc_url=None,
+    )
+    app.state.runtime = runtime
+    for router in (catalogue_router, payments_router, payment_test_helpers):
+        app.include_router(router, prefix=API_PREFIX)
+    app.include_router(web_router)
+    error_handlers.install(app)
+    app.add_middleware(RateLimitMiddleware, settings=runtime.settings)
+    app.add_middleware(RequestIdMiddleware)
+    return app
+
+
+def create_app_from_env() -> FastAPI:
+    """Factory for `uvicorn --factory` (one per server process)."""
+    settings = get_settings()
+    configure_logging(settings.log_json)
+    return create_app(Runtime.build(settings), run_worker=settings.run_worker)

@@ -1,0 +1,91 @@
+"""One renderer for every error: the spec's envelope, whatever went wrong and wherever."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from cauri.kit.errors import (
+    CauriError,
+    InvalidRequest,
+    MethodNotAllowed,
+    NotFound,
+    ServerError,
+)
+
+log = structlog.get_logger("cauri.http")
+
+_SOURCES = {"body", "query", "path", "header"}
+
+
+def _field_name(loc: tuple[Any, ...]) -> str:
+    parts = [str(part) for part in loc if not isinstance(part, int)]
+    if parts and parts[0] in _SOURCES:
+        parts = parts[1:]
+    return ".".join(parts) or "body"
+
+
+def _message(error: dict[str, Any]) -> str:
+    kind = error.get("type", "")
+    if kind == "missing":
+        return "Champ obligatoire."
+    if kind == "json_invalid":
+        return "Le corps de la requête n'est pas un JSON valide."
+    if kind in {"model_attributes_type", "dict_type"} and not error.get("loc", ())[1:]:
+        return "Le corps de la requête doit être un objet JSON."
+    if kind == "extra_forbidden":
+        return "Champ inconnu."
+    # Pydantic's own English text says precisely what is wrong with a value; it is kept
+    # behind a French lead, since programs must branch on `code` only.
+    return f"Valeur invalide : {error.get('msg', '')}"
+
+
+def validation_error(exc: RequestValidationError) -> InvalidRequest:
+    details: dict[str, list[str]] = {}
+    for error in exc.errors():
+        details.setdefault(_field_name(tuple(error.get("loc", ()))), []).append(_message(error))
+    return InvalidRequest("La requête est invalide.", details)
+
+
+def render(error: CauriError) -> JSONResponse:
+    return JSONResponse(error.envelope(), status_code=error.http_status, headers=error.headers)
+
+
+def install(app: FastAPI) -> None:
+    async def cauri_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, CauriError)
+        return render(exc)
+
+    async def invalid(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        return render(validation_error(exc))
+
+    async def http_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, HTTPException)
+        error: CauriError
+        if exc.status_code == 404:
+            error = NotFound("Aucune route ne correspond à cette adresse.")
+        elif exc.status_code == 405:
+            error = MethodNotAllowed()
+        elif exc.status_code == 400:
+            error = InvalidRequest("La requête est mal formée.")
+        else:
+            error = ServerError()
+        response = render(error)
+        if exc.headers:
+            response.headers.update(exc.headers)
+        return response
+
+    async def crash(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("http.unhandled_error", path=request.url.path, exc_info=exc)
+        return render(ServerError())
+
+    app.add_exception_handler(CauriError, cauri_error)
+    app.add_exception_handler(RequestValidationError, invalid)
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(Exception, crash)

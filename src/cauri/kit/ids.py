@@ -1,0 +1,26 @@
+"""Identifiers shown to merchants."""
+
+from __future__ import annotations
+
+import secrets
+import string
+import uuid
+
+_ALPHABET = string.ascii_uppercase + string.digits
+
+
+def new_uuid() -> uuid.UUID:
+    return uuid.uuid4()
+
+
+def prefixed(prefix: str, nbytes: int = 12) -> str:
+    return f"{prefix}_{secrets.token_hex(nbytes)}"
+
+
+def short_identifier(prefix: str = "CAU") -> str:
+    return prefix + "".join(secrets.choice(_ALPHABET) for _ in range(12))
+
+
+def random_secret(length: int) -> str:
+    alphabet = string.ascii_letters + string.digits
+    return "".join(secrets.choice(alphabet) for _ in range(length))

@@ -1,0 +1,53 @@
+"""Money as integer minor units plus a currency (invariant 1). The API speaks major units."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from enum import StrEnum
+
+from cauri.kit.errors import InvalidRequest
+
+
+class Currency(StrEnum):
+    XOF = "XOF"
+    XAF = "XAF"
+    EUR = "EUR"
+    USD = "USD"
+
+
+EXPONENT: dict[str, int] = {"XOF": 0, "XAF": 0, "EUR": 2, "USD": 2}
+
+
+def to_minor(amount: Decimal | int, currency: str, field: str = "amount") -> int:
+    """Major units from the API to minor units; more decimals than the currency has is a 422."""
+    try:
+        scaled = Decimal(amount).scaleb(EXPONENT[currency])
+    except InvalidOperation as exc:  # pragma: no cover - pydantic already parsed a number
+        raise InvalidRequest.field(field, "Le montant n'est pas un nombre.") from exc
+    if scaled != scaled.to_integral_value():
+        places = EXPONENT[currency]
+        raise InvalidRequest.field(
+            field, f"Le montant a plus de {places} décimale(s), ce que {currency} n'admet pas."
+        )
+    return int(scaled)
+
+
+def to_major(minor: int, currency: str) -> int | float:
+    """Minor units to the number shown in responses: an integer whenever it is whole."""
+    unit: int = 10 ** EXPONENT[currency]
+    if minor % unit == 0:
+        return minor // unit
+    return minor / unit
+
+
+def percent_of(minor: int, percent: Decimal) -> int:
+    """`percent` % of an amount, rounded half up to the currency's unit (DESIGN: fees)."""
+    return int((Decimal(minor) * percent / 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def fee_for(minor: int, percent: Decimal, fixed_minor: int) -> int:
+    return percent_of(minor, percent) + fixed_minor
+
+
+def format_major(minor: int, currency: str) -> str:
+    return f"{to_major(minor, currency)} {currency}"

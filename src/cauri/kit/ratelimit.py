@@ -1,0 +1,96 @@
+"""Per-client-IP request rate limit (spec: Limits, 120 requests per minute, then 429).
+
+Shared across replicas through Redis when CAURI_REDIS_URL is set, else in process memory.
+X-Forwarded-For is believed only from CAURI_TRUSTED_PROXIES.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import math
+import time
+
+import structlog
+from limits import parse
+from limits.aio.strategies import MovingWindowRateLimiter
+from limits.errors import StorageError
+from limits.storage import storage_from_string
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from cauri.config import Settings
+from cauri.kit.errors import RateLimited
+
+log = structlog.get_logger("cauri.ratelimit")
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def trusted_networks(spec: str) -> list[Network]:
+    return [
+        ipaddress.ip_network(part.strip(), strict=False) for part in spec.split(",") if part.strip()
+    ]
+
+
+def client_ip(peer: str | None, forwarded_for: str | None, trusted: list[Network]) -> str:
+    """The nearest address not of a trusted proxy, reading X-Forwarded-For right to left."""
+    peer = peer or "unknown"
+    if not forwarded_for or not _is_trusted(peer, trusted):
+        return peer
+    hops = [hop.strip() for hop in forwarded_for.split(",") if hop.strip()]
+    for hop in reversed(hops):
+        if not _is_trusted(hop, trusted):
+            return hop
+    return hops[0] if hops else peer
+
+
+def _is_trusted(address: str, trusted: list[Network]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in trusted)
+
+
+class RateLimitMiddleware:
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.item = parse(settings.rate_limit)
+        uri = "async+" + (settings.redis_url or "memory://")
+        self.limiter = MovingWindowRateLimiter(storage_from_string(uri, wrap_exceptions=True))
+        self.trusted = trusted_networks(settings.trusted_proxies)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        forwarded = headers.get(b"x-forwarded-for")
+        peer = scope["client"][0] if scope.get("client") else None
+        ip = client_ip(peer, forwarded.decode("latin-1") if forwarded else None, self.trusted)
+        try:
+            allowed = await self.limiter.hit(self.item, ip)
+            if not allowed:
+                stats = await self.limiter.get_window_stats(self.item, ip)
+                retry_after = max(1, math.ceil(stats.reset_time - time.time()))
+        except StorageError:
+            # A rate limiter that is down must not take the payment service down with it.
+            log.warning("ratelimit.storage_unavailable")
+            allowed = True
+        if allowed:
+            await self.app(scope, receive, send)
+            return
+        error = RateLimited()
+        body = json.dumps(error.envelope()).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": error.http_status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"retry-after", str(retry_after).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})

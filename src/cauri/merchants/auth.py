@@ -1,0 +1,47 @@
+"""Authentication (spec: Authentication): who calls, in which environment."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlalchemy import select
+
+from cauri.kit.errors import KeyExpired, MerchantInactive, Unauthorized
+from cauri.kit.http import RuntimeDep, SessionDep
+from cauri.merchants import keys
+from cauri.models import ApiKey, Merchant
+
+
+@dataclass(frozen=True)
+class Caller:
+    merchant_id: str
+    livemode: bool
+
+
+async def authenticate(request: Request, session: SessionDep, runtime: RuntimeDep) -> Caller:
+    scheme, _, key = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not key or " " in key.strip():
+        raise Unauthorized()
+    key = key.strip()
+    if keys.livemode_of(key) is None:
+        raise Unauthorized()
+    row = (
+        await session.execute(
+            select(ApiKey.livemode, ApiKey.expires_at, Merchant.id, Merchant.status)
+            .join(Merchant, Merchant.id == ApiKey.merchant_id)
+            .where(ApiKey.key_hash == keys.digest(key))
+        )
+    ).one_or_none()
+    if row is None:
+        raise Unauthorized()
+    livemode, expires_at, merchant_id, status = row
+    if expires_at is not None and expires_at <= runtime.clock.now():
+        raise KeyExpired()
+    if livemode and status != "active":
+        raise MerchantInactive()
+    return Caller(merchant_id, livemode)
+
+
+CallerDep = Annotated[Caller, Depends(authenticate)]

@@ -1,0 +1,164 @@
+"""Merchant accounts, their keys and their contract: what the operator CLI changes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.kit import phone
+from cauri.kit.errors import InvalidRequest, NotFound
+from cauri.kit.ids import prefixed, random_secret
+from cauri.merchants import keys
+from cauri.models import ApiKey, FeeRule, Merchant, WebhookEndpoint
+from cauri.models.merchants import MERCHANT_STATUSES
+from cauri.operators import catalogue
+
+WEBHOOK_SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
+
+
+def new_webhook_secret() -> str:
+    return WEBHOOK_SECRET_PREFIX + random_secret(32)
+
+
+@dataclass(frozen=True)
+class NewMerchant:
+    merchant: Merchant
+    test_key: str
+    live_key: str
+
+
+def _check_status(status: str) -> None:
+    if status not in MERCHANT_STATUSES:
+        raise InvalidRequest.field("status", f"Statut inconnu : {status}.")
+
+
+class MerchantService:
+    async def create(
+        self, session: AsyncSession, *, name: str, status: str, now: datetime
+    ) -> NewMerchant:
+        _check_status(status)
+        merchant = Merchant(id=prefixed("mer", 8), name=name, status=status, created_at=now)
+        session.add(merchant)
+        await session.flush()
+        session.add_all(
+            WebhookEndpoint(
+                merchant_id=merchant.id,
+                livemode=livemode,
+                url=None,
+                secret=new_webhook_secret(),
+                updated_at=now,
+            )
+            for livemode in (False, True)
+        )
+        await session.flush()
+        test_key = await self.create_key(session, merchant.id, livemode=False, now=now)
+        live_key = await self.create_key(session, merchant.id, livemode=True, now=now)
+        return NewMerchant(merchant, test_key, live_key)
+
+    async def get(self, session: AsyncSession, merchant_id: str) -> Merchant:
+        merchant = await session.get(Merchant, merchant_id)
+        if merchant is None:
+            raise NotFound(f"Marchand introuvable : {merchant_id}.")
+        return merchant
+
+    async def create_key(
+        self,
+        session: AsyncSession,
+        merchant_id: str,
+        *,
+        livemode: bool,
+        now: datetime,
+        expires_at: datetime | None = None,
+    ) -> str:
+        """Returns the key itself: it is shown this once and stored only as a digest."""
+        await self.get(session, merchant_id)
+        key = keys.generate(livemode)
+        session.add(
+            ApiKey(
+                merchant_id=merchant_id,
+                livemode=livemode,
+                key_hash=keys.digest(key),
+                key_hint=key[-4:],
+                expires_at=expires_at,
+                created_at=now,
+            )
+        )
+        await session.flush()
+        return key
+
+    async def set_status(self, session: AsyncSession, merchant_id: str, status: str) -> Merchant:
+        _check_status(status)
+        merchant = await self.get(session, merchant_id)
+        merchant.status = status
+        await session.flush()
+        return merchant
+
+    async def set_fee(
+        self,
+        session: AsyncSession,
+        merchant_id: str,
+        *,
+        mode: str,
+        percent: Decimal | None,
+        fixed: int | None,
+        disabled: bool,
+    ) -> FeeRule:
+        await self.get(session, merchant_id)
+        mode = mode.strip().lower()
+        if mode != "payout" and catalogue.find(mode) is None:
+            raise InvalidRequest.field("operator", f"Opérateur inconnu : {mode}.")
+        if (percent is not None and percent < 0) or (fixed is not None and fixed < 0):
+            raise InvalidRequest("Un frais ne peut pas être négatif.")
+        values = {"percent": percent, "fixed": fixed, "disabled": disabled}
+        statement = (
+            insert(FeeRule)
+            .values(merchant_id=merchant_id, mode=mode, **values)
+            .on_conflict_do_update(index_elements=[FeeRule.merchant_id, FeeRule.mode], set_=values)
+            .returning(FeeRule)
+        )
+        return (await session.scalars(statement)).one()
+
+    async def set_limits(
+        self,
+        session: AsyncSession,
+        merchant_id: str,
+        *,
+        per_payout: int | None,
+        daily: int | None,
+        approval_threshold: int | None,
+    ) -> Merchant:
+        merchant = await self.get(session, merchant_id)
+        if per_payout is not None:
+            merchant.limit_per_payout = per_payout
+        if daily is not None:
+            merchant.limit_daily = daily
+        if approval_threshold is not None:
+            merchant.approval_threshold = approval_threshold
+        await session.flush()
+        return merchant
+
+    async def set_payout_account(
+        self,
+        session: AsyncSession,
+        merchant_id: str,
+        *,
+        phone_number: str,
+        operator: str,
+        validated: bool,
+    ) -> Merchant:
+        mode = catalogue.find(operator)
+        if mode is None or mode.is_card:
+            raise InvalidRequest.field("operator", f"Opérateur Mobile Money inconnu : {operator}.")
+        merchant = await self.get(session, merchant_id)
+        merchant.payout_phone = phone.normalize(phone_number, mode.country_code)
+        merchant.payout_operator = mode.operator
+        merchant.payout_validated = validated
+        await session.flush()
+        return merchant
+
+
+merchants = MerchantService()

@@ -1,0 +1,24 @@
+"""All tables; importing this module registers them on `Base.metadata` (for Alembic)."""
+
+from cauri.models.base import Base
+from cauri.models.events import Event, WebhookEndpoint
+from cauri.models.jobs import Job
+from cauri.models.ledger import LedgerAccount, LedgerPosting, LedgerTransaction
+from cauri.models.merchants import ApiKey, FeeRule, Merchant
+from cauri.models.payments import Payment
+from cauri.models.platform_settings import PlatformSettings
+
+__all__ = [
+    "ApiKey",
+    "Base",
+    "Event",
+    "FeeRule",
+    "Job",
+    "LedgerAccount",
+    "LedgerPosting",
+    "LedgerTransaction",
+    "Merchant",
+    "Payment",
+    "PlatformSettings",
+    "WebhookEndpoint",
+]

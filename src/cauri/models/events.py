@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ForeignKey, Index
+from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy.orm import Mapped, mapped_column
+
+from cauri.models.base import Base
+
+
+class Event(Base):
+    """A notification as sent: `data` is frozen at emission, as the resource then was."""
+
+    __tablename__ = "events"
+    __table_args__ = (Index("ix_events_list", "merchant_id", "livemode", "created_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    merchant_id: Mapped[str] = mapped_column(ForeignKey("merchants.id"))
+    livemode: Mapped[bool]
+    type: Mapped[str]
+    data: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    # Where this event is delivered instead of the environment's endpoint (a payment's
+    # callback_url), if anywhere.
+    callback_url: Mapped[str | None]
+    created_at: Mapped[datetime]
+
+
+class WebhookEndpoint(Base):
+    """One endpoint and one signing secret per merchant and environment."""
+
+    __tablename__ = "webhook_endpoints"
+
+    merchant_id: Mapped[str] = mapped_column(
+        ForeignKey("merchants.id", ondelete="CASCADE"), primary_key=True
+    )
+    livemode: Mapped[bool] = mapped_column(primary_key=True)
+    url: Mapped[str | None]
+    secret: Mapped[str]
+    updated_at: Mapped[datetime]

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, Index, Integer, String, text
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from cauri.models.base import Base
+
+
+class Job(Base):
+    """The outbox and job queue (DESIGN invariant 5). Done jobs are deleted."""
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        Index("ix_jobs_due", "run_at", postgresql_where=text("status = 'queued'")),
+        Index("ix_jobs_leased", "locked_until", postgresql_where=text("status = 'running'")),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    status: Mapped[str] = mapped_column(String, server_default="queued")
+    run_at: Mapped[datetime]
+    attempts: Mapped[int] = mapped_column(Integer, server_default="0")
+    max_attempts: Mapped[int] = mapped_column(Integer, server_default="10")
+    locked_until: Mapped[datetime | None]
+    last_error: Mapped[str | None]
+    created_at: Mapped[datetime]

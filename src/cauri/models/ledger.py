@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, String, text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from cauri.models.base import Base
+
+
+class LedgerAccount(Base):
+    """The lockable head of an account: its balance folded so far (DESIGN invariant 3).
+
+    Credits never touch this row; a debit locks it, folds the unfolded postings into
+    `balance`, checks, and appends.
+    """
+
+    __tablename__ = "ledger_accounts"
+
+    code: Mapped[str] = mapped_column(String, primary_key=True)
+    currency: Mapped[str]
+    livemode: Mapped[bool]
+    allow_negative: Mapped[bool] = mapped_column(Boolean)
+    balance: Mapped[int] = mapped_column(BigInteger, server_default="0")
+
+
+class LedgerTransaction(Base):
+    __tablename__ = "ledger_transactions"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    kind: Mapped[str]
+    reference: Mapped[str | None]
+    livemode: Mapped[bool]
+    created_at: Mapped[datetime]
+
+
+class LedgerPosting(Base):
+    __tablename__ = "ledger_postings"
+    __table_args__ = (
+        Index("ix_ledger_postings_account", "account"),
+        Index("ix_ledger_postings_unfolded", "account", postgresql_where=text("NOT folded")),
+        Index("ix_ledger_postings_transaction", "transaction_id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
+    # The account code, not a foreign key: credits must not need the account row to exist.
+    account: Mapped[str]
+    currency: Mapped[str]
+    amount: Mapped[int] = mapped_column(BigInteger)
+    folded: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+from sqlalchemy import BigInteger, Boolean, CheckConstraint, ForeignKey, Numeric, String, text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from cauri.models.base import Base
+
+MERCHANT_STATUSES = ("active", "kyc_pending", "suspended")
+
+
+class Merchant(Base):
+    __tablename__ = "merchants"
+    __table_args__ = (
+        CheckConstraint("status IN ('active', 'kyc_pending', 'suspended')", name="status"),
+    )
+
+    id: Mapped[str] = mapped_column(String, primary_key=True)
+    name: Mapped[str]
+    status: Mapped[str]
+    payout_phone: Mapped[str | None]
+    payout_operator: Mapped[str | None]
+    payout_validated: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    limit_per_payout: Mapped[int | None] = mapped_column(BigInteger)
+    limit_daily: Mapped[int | None] = mapped_column(BigInteger)
+    approval_threshold: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[datetime]
+
+
+class ApiKey(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    merchant_id: Mapped[str] = mapped_column(ForeignKey("merchants.id", ondelete="CASCADE"))
+    livemode: Mapped[bool]
+    key_hash: Mapped[str] = mapped_column(String, unique=True)
+    key_hint: Mapped[str]
+    expires_at: Mapped[datetime | None]
+    created_at: Mapped[datetime]
+
+
+class FeeRule(Base):
+    """One account's contract for one payment mode (an operator code) or for `payout`."""
+
+    __tablename__ = "fee_rules"
+
+    merchant_id: Mapped[str] = mapped_column(
+        ForeignKey("merchants.id", ondelete="CASCADE"), primary_key=True
+    )
+    mode: Mapped[str] = mapped_column(String, primary_key=True)
+    percent: Mapped[Decimal | None] = mapped_column(Numeric(7, 4))
+    fixed: Mapped[int | None] = mapped_column(BigInteger)
+    disabled: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, text
+from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy.orm import Mapped, mapped_column
+
+from cauri.models.base import Base
+
+
+class Payment(Base):
+    __tablename__ = "payments"
+    __table_args__ = (
+        Index(
+            "uq_payments_external_id",
+            "merchant_id",
+            "livemode",
+            "external_id",
+            unique=True,
+            postgresql_where=text("external_id IS NOT NULL"),
+        ),
+        Index("ix_payments_list", "merchant_id", "livemode", "created_at"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    identifier: Mapped[str] = mapped_column(String, unique=True)
+    merchant_id: Mapped[str] = mapped_column(ForeignKey("merchants.id"))
+    livemode: Mapped[bool]
+    external_id: Mapped[str | None]
+    status: Mapped[str]
+    amount: Mapped[int] = mapped_column(BigInteger)
+    fee_amount: Mapped[int] = mapped_column(BigInteger)
+    currency: Mapped[str]
+    description: Mapped[str | None]
+    payment_mode_id: Mapped[int] = mapped_column(Integer)
+    operator: Mapped[str]
+    phone_number: Mapped[str | None]
+    customer: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    return_url: Mapped[str | None]
+    callback_url: Mapped[str | None]
+    metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSONB)
+    payment_url: Mapped[str | None]
+    operator_reference: Mapped[str | None]
+    failure_reason: Mapped[str | None]
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]

@@ -1,0 +1,56 @@
+"""What Cauri asks of an operator (Mobile Money or card acquirer), whatever its network."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+
+class Outcome(StrEnum):
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    PENDING = "pending"
+
+
+@dataclass(frozen=True)
+class OperatorResult:
+    outcome: Outcome
+    # When pending: ask for the status again after this many seconds; None means the answer
+    # comes another way (the customer's action on a page, an operator callback) or never.
+    check_after: float | None = None
+    operator_reference: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Collection:
+    """Money to take from a customer."""
+
+    reference: str
+    operator: str
+    amount: int
+    currency: str
+    phone_number: str | None
+    otp: str | None
+
+
+@dataclass(frozen=True)
+class Disbursement:
+    """Money to send to a beneficiary: a payout or a refund."""
+
+    reference: str
+    operator: str
+    amount: int
+    currency: str
+    phone_number: str
+
+
+class OperatorAdapter(Protocol):
+    async def collect(self, collection: Collection) -> OperatorResult: ...
+
+    async def collection_status(self, collection: Collection) -> OperatorResult: ...
+
+    async def disburse(self, disbursement: Disbursement) -> OperatorResult: ...
+
+    async def disbursement_status(self, disbursement: Disbursement) -> OperatorResult: ...

@@ -1,0 +1,38 @@
+"""What a process of Cauri runs with: settings, clock, database, operators."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from cauri.config import Settings
+from cauri.kit.clock import Clock, SystemClock
+from cauri.kit.db import database_url, make_engine, make_sessionmaker
+from cauri.operators.registry import OperatorRegistry
+from cauri.operators.simulator import Simulator
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    clock: Clock
+    engine: AsyncEngine
+    sessionmaker: async_sessionmaker[AsyncSession]
+    operators: OperatorRegistry
+
+    @classmethod
+    def build(
+        cls, settings: Settings, clock: Clock | None = None, url: str | None = None
+    ) -> Runtime:
+        engine = make_engine(url or database_url(settings))
+        return cls(
+            settings=settings,
+            clock=clock or SystemClock(),
+            engine=engine,
+            sessionmaker=make_sessionmaker(engine),
+            operators=OperatorRegistry(Simulator(settings.test_settle_delay)),
+        )
+
+    async def close(self) -> None:
+        await self.engine.dispose()

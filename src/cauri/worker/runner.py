@@ -1,0 +1,126 @@
+"""The worker: claims due jobs and runs each in its own transaction, many at once.
+
+Woken by LISTEN/NOTIFY when a job is enqueued; polls as a fallback. A job is completed in
+the same transaction as its handler's writes, so a crash (or a lost lease) either keeps
+both or neither; a worker killed mid-job leaves the lease to run out and the job to be
+claimed again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Mapping
+from datetime import timedelta
+
+import asyncpg
+import structlog
+
+from cauri.runtime import Runtime
+from cauri.worker import queue
+from cauri.worker.handlers import Handler
+
+log = structlog.get_logger("cauri.worker")
+
+
+class Worker:
+    def __init__(
+        self,
+        runtime: Runtime,
+        handlers: Mapping[str, Handler],
+        *,
+        concurrency: int | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.handlers = handlers
+        self.concurrency = concurrency or runtime.settings.worker_concurrency
+        self._wake = asyncio.Event()
+        self._running: set[asyncio.Task[None]] = set()
+
+    async def run_due(self) -> int:
+        """Claims what is due now and runs it to the end; returns how many jobs ran."""
+        jobs = await self._claim(self.concurrency)
+        await asyncio.gather(*(self._run(job) for job in jobs))
+        return len(jobs)
+
+    async def drain(self, max_rounds: int = 1000) -> int:
+        """Runs due jobs until none is due (tests and `--once`)."""
+        total = 0
+        for _ in range(max_rounds):
+            ran = await self.run_due()
+            if not ran:
+                break
+            total += ran
+        return total
+
+    async def run_forever(self, stop: asyncio.Event) -> None:
+        listener = await self._listen()
+        try:
+            while not stop.is_set():
+                free = self.concurrency - len(self._running)
+                if free > 0:
+                    for job in await self._claim(free):
+                        task = asyncio.create_task(self._run(job))
+                        self._running.add(task)
+                        task.add_done_callback(self._finished)
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.runtime.settings.worker_poll_interval):
+                        await self._first(stop)
+        finally:
+            if listener is not None:
+                await listener.close()
+            if self._running:
+                await asyncio.gather(*self._running, return_exceptions=True)
+
+    async def _first(self, stop: asyncio.Event) -> None:
+        waiters = [asyncio.create_task(self._wake.wait()), asyncio.create_task(stop.wait())]
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._running.discard(task)
+        self._wake.set()
+
+    async def _listen(self) -> asyncpg.Connection | None:
+        url = self.runtime.engine.url.set(drivername="postgresql")
+        try:
+            connection = await asyncpg.connect(url.render_as_string(hide_password=False))
+        except (OSError, asyncpg.PostgresError):
+            log.warning("worker.listen_unavailable", fallback="polling")
+            return None
+        await connection.add_listener(queue.NOTIFY_CHANNEL, lambda *_: self._wake.set())
+        return connection
+
+    async def _claim(self, limit: int) -> list[queue.ClaimedJob]:
+        async with self.runtime.sessionmaker() as session, session.begin():
+            return await queue.claim(
+                session,
+                now=self.runtime.clock.now(),
+                limit=limit,
+                lease=self.runtime.settings.job_lease_seconds,
+            )
+
+    async def _run(self, job: queue.ClaimedJob) -> None:
+        handler = self.handlers.get(job.kind)
+        try:
+            if handler is None:
+                raise LookupError(f"no handler for job kind {job.kind!r}")
+            async with self.runtime.sessionmaker() as session, session.begin():
+                await handler(session, self.runtime, job.payload)
+                await queue.complete(session, job)
+        except queue.LeaseLost:
+            log.warning("worker.lease_lost", job_id=job.id, kind=job.kind)
+        except Exception as exc:
+            delay = queue.backoff(job.attempts)
+            log.exception("worker.job_failed", job_id=job.id, kind=job.kind, retry_in=delay)
+            async with self.runtime.sessionmaker() as session, session.begin():
+                await queue.retry_later(
+                    session,
+                    job,
+                    run_at=self.runtime.clock.now() + timedelta(seconds=delay),
+                    error=repr(exc),
+                )
