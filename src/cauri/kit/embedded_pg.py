@@ -7,8 +7,17 @@ import tempfile
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
-# The package's own runtime-directory lookup warns when XDG_RUNTIME_DIR is unset; /tmp is fine.
-os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
+
+
+def _runtime_dir() -> str:
+    """pgserver keeps its inter-process lock under XDG_RUNTIME_DIR; every Cauri process of
+    this user must agree on it, and it must be private (mode 0700)."""
+    path = os.path.join(tempfile.gettempdir(), f"cauri-runtime-{os.getuid()}")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    return path
+
+
+os.environ.setdefault("XDG_RUNTIME_DIR", _runtime_dir())
 
 
 def start(data_dir: Path) -> str:

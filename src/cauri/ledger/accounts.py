@@ -25,8 +25,13 @@ def merchant_available(merchant_id: str, livemode: bool, currency: str) -> Accou
     )
 
 
-def plan_escrow(plan_id: str, livemode: bool, currency: str) -> Account:
-    return Account(f"plan:{plan_id}:escrow:{_env(livemode)}:{currency}", currency, livemode)
+def plan_escrow(merchant_id: str, plan_id: str, livemode: bool, currency: str) -> Account:
+    """Under the merchant's code prefix, so a merchant's escrow sums by prefix."""
+    return Account(
+        f"merchant:{merchant_id}:plan:{plan_id}:escrow:{_env(livemode)}:{currency}",
+        currency,
+        livemode,
+    )
 
 
 def platform(kind: str, livemode: bool, currency: str) -> Account:

