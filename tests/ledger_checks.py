@@ -18,7 +18,8 @@ OVERDRAWN = text(
 STALE_HEADS = text(
     "SELECT a.code, a.balance, coalesce(sum(p.amount) FILTER (WHERE p.folded), 0) "
     "FROM ledger_accounts a LEFT JOIN ledger_postings p ON p.account = a.code "
-    "GROUP BY a.code, a.balance HAVING a.balance <> coalesce(sum(p.amount) FILTER (WHERE p.folded), 0)"
+    "GROUP BY a.code, a.balance "
+    "HAVING a.balance <> coalesce(sum(p.amount) FILTER (WHERE p.folded), 0)"
 )
 
 

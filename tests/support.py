@@ -30,7 +30,9 @@ class MerchantKeys:
         return {"Authorization": f"Bearer {self.live_key if livemode else self.test_key}"}
 
 
-async def make_merchant(runtime: Runtime, *, name: str = "Boutique", status: str = "active") -> MerchantKeys:
+async def make_merchant(
+    runtime: Runtime, *, name: str = "Boutique", status: str = "active"
+) -> MerchantKeys:
     async with unit_of_work(runtime.sessionmaker) as session:
         new = await merchants.create(session, name=name, status=status, now=runtime.clock.now())
     return MerchantKeys(new.merchant.id, new.test_key, new.live_key)

@@ -11,15 +11,23 @@ import structlog
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from cauri.balance.endpoints import router as balance_router
 from cauri.catalogue.endpoints import router as catalogue_router
 from cauri.config import get_settings
+from cauri.events.endpoints import router as events_router
 from cauri.kit import error_handlers
 from cauri.kit.logging import configure as configure_logging
 from cauri.kit.ratelimit import RateLimitMiddleware
 from cauri.payments.endpoints import router as payments_router
 from cauri.payments.endpoints import test_helpers as payment_test_helpers
+from cauri.payouts.endpoints import router as payouts_router
+from cauri.payouts.endpoints import test_helpers as payout_test_helpers
+from cauri.plans.endpoints import router as plans_router
+from cauri.plans.endpoints import test_helpers as plan_test_helpers
+from cauri.refunds.endpoints import router as refunds_router
 from cauri.runtime import Runtime
 from cauri.web.endpoints import router as web_router
+from cauri.webhooks.endpoints import router as webhooks_router
 from cauri.worker.handlers import all_handlers
 from cauri.worker.runner import Worker
 
@@ -27,7 +35,10 @@ API_PREFIX = "/api/v1"
 
 
 class RequestIdMiddleware:
-    """Tags each request (and its log lines) with an id, returned as X-Request-Id."""
+    """Tags each request (and its log lines) with an id, returned as X-Request-Id.
+
+    It also answers crashes: Starlette's last-resort handler sits outside every middleware,
+    so its 500 would carry no request id and be logged after the id is unbound."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -38,14 +49,21 @@ class RequestIdMiddleware:
             return
         request_id = uuid.uuid4().hex
         structlog.contextvars.bind_contextvars(request_id=request_id)
+        started = False
 
         async def send_with_id(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 message.setdefault("headers", []).append((b"x-request-id", request_id.encode()))
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_id)
+        except Exception as exc:
+            if started:  # too late for an envelope: let the server drop the connection
+                raise
+            await error_handlers.crashed(scope, receive, send_with_id, exc)
         finally:
             structlog.contextvars.unbind_contextvars("request_id")
 
@@ -75,7 +93,19 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
         redoc_url=None,
     )
     app.state.runtime = runtime
-    for router in (catalogue_router, payments_router, payment_test_helpers):
+    for router in (
+        catalogue_router,
+        payments_router,
+        payment_test_helpers,
+        plans_router,
+        plan_test_helpers,
+        payouts_router,
+        payout_test_helpers,
+        refunds_router,
+        balance_router,
+        webhooks_router,
+        events_router,
+    ):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(web_router)
     error_handlers.install(app)

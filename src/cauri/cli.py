@@ -14,12 +14,16 @@ from typing import Annotated, Any, TypeVar
 import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.balance.service import credit as credit_balance
 from cauri.config import get_settings
 from cauri.kit import migrate as migrations
 from cauri.kit.db import database_url, unit_of_work
 from cauri.kit.errors import CauriError
 from cauri.kit.logging import configure as configure_logging
+from cauri.kit.money import to_major
 from cauri.merchants.service import merchants as merchant_service
+from cauri.payouts.schemas import payout_object
+from cauri.payouts.service import payouts as payout_service
 from cauri.platform.service import update_settings
 from cauri.runtime import Runtime
 
@@ -253,5 +257,118 @@ def settings_set(
             )
             for v in [getattr(row, column)]
         }
+
+    _print(_in_transaction(work), as_json)
+
+
+@merchants_cli.command("set-payout-account")
+def merchants_set_payout_account(
+    merchant_id: str,
+    phone_number: Annotated[str, typer.Option(help="Country code included, no +.")],
+    operator: Annotated[str, typer.Option(help="A Mobile Money operator code.")],
+    validated: Annotated[bool, typer.Option("--validated")] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """The merchant's own account, where payouts without phone_number go once validated."""
+
+    async def work(session: AsyncSession, _: Runtime) -> dict[str, Any]:
+        merchant = await merchant_service.set_payout_account(
+            session, merchant_id, phone_number=phone_number, operator=operator, validated=validated
+        )
+        return {
+            "id": merchant.id,
+            "payout_phone_number": merchant.payout_phone,
+            "payout_operator": merchant.payout_operator,
+            "payout_validated": merchant.payout_validated,
+        }
+
+    _print(_in_transaction(work), as_json)
+
+
+@merchants_cli.command("set-limits")
+def merchants_set_limits(
+    merchant_id: str,
+    per_payout: Annotated[int | None, typer.Option(min=0, help="Cap of one payout.")] = None,
+    daily: Annotated[int | None, typer.Option(min=0, help="Cap over 24 hours.")] = None,
+    approval_threshold: Annotated[
+        int | None, typer.Option(min=0, help="Above it, a payout waits for approval.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Third-party payout limits of a live account, in XOF; unset options are kept."""
+
+    async def work(session: AsyncSession, _: Runtime) -> dict[str, Any]:
+        merchant = await merchant_service.set_limits(
+            session,
+            merchant_id,
+            per_payout=per_payout,
+            daily=daily,
+            approval_threshold=approval_threshold,
+        )
+        return {
+            "id": merchant.id,
+            "per_payout": merchant.limit_per_payout,
+            "daily": merchant.limit_daily,
+            "approval_threshold": merchant.approval_threshold,
+        }
+
+    _print(_in_transaction(work), as_json)
+
+
+@merchants_cli.command("credit")
+def merchants_credit(
+    merchant_id: str,
+    mode: Annotated[str, typer.Option(help="test or live")],
+    amount: Annotated[Decimal, typer.Option(help="In the currency's unit.")],
+    reason: Annotated[str, typer.Option(help="What the top-up is, e.g. the bank transfer.")],
+    currency: Annotated[str, typer.Option()] = "XOF",
+    as_json: JsonFlag = False,
+) -> None:
+    """Credits the available balance: a bank transfer received from the merchant."""
+    if mode not in ("test", "live"):
+        raise typer.BadParameter("test or live", param_hint="--mode")
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        available = await credit_balance(
+            session,
+            merchant_id,
+            livemode=mode == "live",
+            amount=amount,
+            currency=currency.upper(),
+            reason=reason,
+            now=runtime.clock.now(),
+        )
+        return {
+            "merchant_id": merchant_id,
+            "livemode": mode == "live",
+            "currency": currency.upper(),
+            "available": to_major(available, currency.upper()),
+        }
+
+    _print(_in_transaction(work), as_json)
+
+
+payouts_cli = typer.Typer(no_args_is_help=True, help="Third-party payouts held for approval.")
+app.add_typer(payouts_cli, name="payouts")
+
+
+@payouts_cli.command("approve")
+def payouts_approve(reference: str, as_json: JsonFlag = False) -> None:
+    """Debits the balance and hands the payout to the worker to send."""
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        payout = await payout_service.approve(session, runtime, reference)
+        return payout_object(payout) | {"approval": payout.approval}
+
+    _print(_in_transaction(work), as_json)
+
+
+@payouts_cli.command("reject")
+def payouts_reject(reference: str, as_json: JsonFlag = False) -> None:
+    """Fails the payout; nothing was debited."""
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        payout = await payout_service.reject(session, runtime, reference)
+        return payout_object(payout) | {"approval": payout.approval}
 
     _print(_in_transaction(work), as_json)

@@ -13,7 +13,9 @@ async def test_immediate_success_is_credited(client: httpx.AsyncClient, runtime:
     payment = response.json()["data"]
     assert payment["status"] == "succeeded"
     assert payment["livemode"] is False
-    fetched = await client.get(f"/api/v1/payments/{payment['reference']}", headers=merchant.headers())
+    fetched = await client.get(
+        f"/api/v1/payments/{payment['reference']}", headers=merchant.headers()
+    )
     assert fetched.json()["data"]["status"] == "succeeded"
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 
-
 def _runtime_dir() -> str:
     """pgserver keeps its inter-process lock under XDG_RUNTIME_DIR; every Cauri process of
     this user must agree on it, and it must be private (mode 0700)."""

@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.types import Receive, Scope, Send
 
 from cauri.kit.errors import (
     CauriError,
@@ -56,6 +57,13 @@ def render(error: CauriError) -> JSONResponse:
     return JSONResponse(error.envelope(), status_code=error.http_status, headers=error.headers)
 
 
+async def crashed(scope: Scope, receive: Receive, send: Send, exc: Exception) -> None:
+    """A crash: logged whole (with the request id bound by the caller), answered with a bare
+    500 envelope so that nothing of the exception reaches the client."""
+    log.exception("http.unhandled_error", path=scope.get("path"), exc_info=exc)
+    await render(ServerError())(scope, receive, send)
+
+
 def install(app: FastAPI) -> None:
     async def cauri_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, CauriError)
@@ -81,11 +89,6 @@ def install(app: FastAPI) -> None:
             response.headers.update(exc.headers)
         return response
 
-    async def crash(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("http.unhandled_error", path=request.url.path, exc_info=exc)
-        return render(ServerError())
-
     app.add_exception_handler(CauriError, cauri_error)
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(HTTPException, http_error)
-    app.add_exception_handler(Exception, crash)

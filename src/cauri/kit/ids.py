@@ -24,3 +24,11 @@ def short_identifier(prefix: str = "CAU") -> str:
 def random_secret(length: int) -> str:
     alphabet = string.ascii_letters + string.digits
     return "".join(secrets.choice(alphabet) for _ in range(length))
+
+
+def parse_uuid(reference: str) -> uuid.UUID | None:
+    """The UUID a reference spells, if it spells one (a reference may be an external_id)."""
+    try:
+        return uuid.UUID(reference)
+    except ValueError:
+        return None

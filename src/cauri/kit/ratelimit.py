@@ -64,10 +64,10 @@ class RateLimitMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = dict(scope["headers"])
-        forwarded = headers.get(b"x-forwarded-for")
+        # Proxies of a chain may each add their own header line: together they are one list.
+        forwarded = b",".join(v for k, v in scope["headers"] if k == b"x-forwarded-for")
         peer = scope["client"][0] if scope.get("client") else None
-        ip = client_ip(peer, forwarded.decode("latin-1") if forwarded else None, self.trusted)
+        ip = client_ip(peer, forwarded.decode("latin-1") or None, self.trusted)
         try:
             allowed = await self.limiter.hit(self.item, ip)
             if not allowed:

@@ -4,6 +4,11 @@ A credit appends a posting and locks nothing. A debit of a guarded account locks
 account's row (several in code order, so two debits never deadlock), folds the postings not
 yet folded into the cached balance, refuses an overdraft, and appends its posting already
 folded (DESIGN invariant 3).
+
+Folding marks postings `folded` under the lock rather than advancing a checkpoint id: a
+credit that commits after a later-numbered one is still unfolded, and the next debit folds it.
+An account's effect in a transaction is its net: several postings to one account count as
+one debit (or one credit) of their sum.
 """
 
 from __future__ import annotations
@@ -27,11 +32,15 @@ class Unbalanced(LedgerError):
     pass
 
 
-@dataclass(frozen=True)
 class Overdraft(LedgerError):
-    account: Account
-    balance: int
-    debit: int
+    """A guarded account cannot cover its debit. A plain class, not a frozen dataclass:
+    Python assigns `__traceback__` to exceptions as they pass through context managers."""
+
+    def __init__(self, account: Account, balance: int, debit: int) -> None:
+        super().__init__(f"{account.code}: balance {balance} cannot cover a debit of {debit}")
+        self.account = account
+        self.balance = balance
+        self.debit = debit
 
 
 @dataclass(frozen=True)
@@ -46,9 +55,10 @@ _ENSURE_ACCOUNTS = text(
     "CAST(:livemodes AS boolean[]), CAST(:externals AS boolean[])) "
     "ON CONFLICT (code) DO NOTHING"
 )
+# COLLATE "C": rows are locked in the same byte order as the accounts are sorted in Python.
 _LOCK_ACCOUNTS = text(
     "SELECT code, balance FROM ledger_accounts WHERE code = ANY(CAST(:codes AS text[])) "
-    "ORDER BY code FOR UPDATE"
+    'ORDER BY code COLLATE "C" FOR UPDATE'
 )
 _FOLD = text(
     "WITH folded AS (UPDATE ledger_postings SET folded = true "
@@ -95,13 +105,17 @@ async def transfer(
     entries: Sequence[Entry],
     at: datetime,
 ) -> int:
-    """Records one balanced transaction; raises Overdraft (nothing written) if a guarded
-    account cannot cover its debit. Returns the transaction id."""
+    """Records one balanced transaction; returns its id. Raises Overdraft if a guarded
+    account cannot cover its debit: then no transaction or posting is written (at most
+    credits were folded, which leaves every balance as it was) and the caller may roll back
+    or carry on."""
     _check_balanced(entries)
-    debits: dict[Account, int] = defaultdict(int)
+    net: dict[Account, int] = defaultdict(int)
     for entry in entries:
-        if entry.amount < 0 and not entry.account.external:
-            debits[entry.account] += entry.amount
+        net[entry.account] += entry.amount
+    debits = {
+        account: amount for account, amount in net.items() if amount < 0 and not account.external
+    }
     if debits:
         await _debit(session, debits)
     result = await session.execute(
@@ -132,10 +146,10 @@ async def _debit(session: AsyncSession, debits: dict[Account, int]) -> None:
             "externals": [a.external for a in accounts],
         },
     )
-    balances: dict[str, int] = dict(
-        (await session.execute(_LOCK_ACCOUNTS, {"codes": codes})).tuples().all()
-    )
-    balances.update(dict((await session.execute(_FOLD, {"codes": codes})).tuples().all()))
+    locked = await session.execute(_LOCK_ACCOUNTS, {"codes": codes})
+    balances: dict[str, int] = {code: balance for code, balance in locked}
+    folded = await session.execute(_FOLD, {"codes": codes})
+    balances.update({code: balance for code, balance in folded})
     for account in accounts:
         if balances[account.code] + debits[account] < 0:
             raise Overdraft(account, balances[account.code], -debits[account])
@@ -152,9 +166,8 @@ _BALANCES = text(
 
 async def balances(session: AsyncSession, accounts: Sequence[Account]) -> dict[Account, int]:
     """Current balances, counting credits not yet folded; locks nothing."""
-    rows: dict[str, int] = dict(
-        (await session.execute(_BALANCES, {"codes": [a.code for a in accounts]})).tuples().all()
-    )
+    result = await session.execute(_BALANCES, {"codes": [a.code for a in accounts]})
+    rows: dict[str, int] = {code: total for code, total in result}
     return {account: int(rows.get(account.code, 0)) for account in accounts}
 
 

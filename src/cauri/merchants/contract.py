@@ -64,7 +64,7 @@ async def open_modes(
     rows = await session.execute(
         _ALL_TERMS, {"merchant_id": merchant_id, "modes": [m.operator.lower() for m in modes]}
     )
-    terms = {mode: Terms(Decimal(p), int(f), bool(d)) for mode, p, f, d in rows.tuples()}
+    terms = {mode: Terms(Decimal(p), int(f), bool(d)) for mode, p, f, d in rows}
     return [
         (mode, terms[mode.operator.lower()])
         for mode in modes

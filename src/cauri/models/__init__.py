@@ -6,19 +6,28 @@ from cauri.models.jobs import Job
 from cauri.models.ledger import LedgerAccount, LedgerPosting, LedgerTransaction
 from cauri.models.merchants import ApiKey, FeeRule, Merchant
 from cauri.models.payments import Payment
+from cauri.models.payouts import Payout
+from cauri.models.plans import InstallmentPlan
 from cauri.models.platform_settings import PlatformSettings
+from cauri.models.refunds import Refund
+from cauri.models.webhooks import WebhookAttempt, WebhookDelivery
 
 __all__ = [
     "ApiKey",
     "Base",
     "Event",
     "FeeRule",
+    "InstallmentPlan",
     "Job",
     "LedgerAccount",
     "LedgerPosting",
     "LedgerTransaction",
     "Merchant",
     "Payment",
+    "Payout",
     "PlatformSettings",
+    "Refund",
+    "WebhookAttempt",
+    "WebhookDelivery",
     "WebhookEndpoint",
 ]

@@ -23,6 +23,7 @@ class Payment(Base):
             postgresql_where=text("external_id IS NOT NULL"),
         ),
         Index("ix_payments_list", "merchant_id", "livemode", "created_at"),
+        Index("ix_payments_plan", "plan_id", postgresql_where=text("plan_id IS NOT NULL")),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
@@ -45,5 +46,11 @@ class Payment(Base):
     payment_url: Mapped[str | None]
     operator_reference: Mapped[str | None]
     failure_reason: Mapped[str | None]
+    # An instalment's plan, and the part of its amount that pays the plan's creation fee
+    # (0 for every other instalment and for plain payments).
+    plan_id: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("installment_plans.id")
+    )
+    plan_fee_amount: Mapped[int] = mapped_column(BigInteger, server_default="0")
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
@@ -44,6 +45,16 @@ class Disbursement:
     amount: int
     currency: str
     phone_number: str
+    # The payer's wording for the beneficiary (spec: POST /payouts `reason`).
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class CallbackUpdate:
+    """What an operator's own notification says about one of our collections."""
+
+    reference: str  # the Collection's reference: the payment's
+    result: OperatorResult
 
 
 class OperatorAdapter(Protocol):
@@ -54,3 +65,10 @@ class OperatorAdapter(Protocol):
     async def disburse(self, disbursement: Disbursement) -> OperatorResult: ...
 
     async def disbursement_status(self, disbursement: Disbursement) -> OperatorResult: ...
+
+    async def parse_callback(
+        self, headers: Mapping[str, str], body: bytes
+    ) -> CallbackUpdate | None:
+        """Verifies and reads a notification the operator sent us; None when it is not
+        authentic or not about a collection."""
+        ...

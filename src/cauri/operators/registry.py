@@ -16,7 +16,8 @@ class OperatorRegistry:
         self, simulator: Simulator, live_adapters: Mapping[str, OperatorAdapter] | None = None
     ) -> None:
         self.simulator = simulator
-        self.live_adapters = dict(live_adapters or {})
+        # Keyed by lower-case operator code, as operators are case-insensitive.
+        self.live_adapters = {code.lower(): a for code, a in (live_adapters or {}).items()}
 
     def adapter(self, operator: str, livemode: bool) -> OperatorAdapter | None:
         if not livemode:

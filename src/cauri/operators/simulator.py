@@ -7,7 +7,15 @@ Card collections stay pending until the tester decides on the hosted page.
 
 from __future__ import annotations
 
-from cauri.operators.protocol import Collection, Disbursement, OperatorResult, Outcome
+from collections.abc import Mapping
+
+from cauri.operators.protocol import (
+    CallbackUpdate,
+    Collection,
+    Disbursement,
+    OperatorResult,
+    Outcome,
+)
 
 
 class Simulator:
@@ -50,3 +58,9 @@ class Simulator:
 
     async def disbursement_status(self, disbursement: Disbursement) -> OperatorResult:
         return self._settle(disbursement.phone_number)
+
+    async def parse_callback(
+        self, headers: Mapping[str, str], body: bytes
+    ) -> CallbackUpdate | None:
+        # Test mode contacts no operator, so no operator ever calls back.
+        return None

@@ -53,17 +53,39 @@ async def get_payment(reference: str, caller: CallerDep, session: SessionDep) ->
     return ok(payment_object(await payments.get(session, caller, reference)))
 
 
-@test_helpers.post("/test-helpers/payments/{reference}/{outcome}")
-async def decide_payment(
-    reference: str,
-    outcome: Literal["succeed", "fail"],
-    caller: CallerDep,
-    session: SessionDep,
-    runtime: RuntimeDep,
+@router.post("/operator-callbacks/{operator}")
+async def operator_callback(
+    operator: str, request: Request, session: SessionDep, runtime: RuntimeDep
+) -> dict[str, Any]:
+    """Where a live operator notifies a collection's outcome. No merchant key: the adapter
+    authenticates the operator (its signature, its shared secret)."""
+    await payments.receive_callback(
+        session, runtime, operator, request.headers, await request.body()
+    )
+    return ok({"received": True})
+
+
+async def _decide(
+    reference: str, outcome: Outcome, caller: CallerDep, session: SessionDep, runtime: RuntimeDep
 ) -> dict[str, Any]:
     if caller.livemode:
         raise NotFound("Les aides de test n'existent qu'avec une clé de test.")
     payment = await payments.get(session, caller, reference)
-    decided = Outcome.SUCCEEDED if outcome == "succeed" else Outcome.FAILED
-    settled = await payments.force_outcome(session, runtime, payment.id, decided, "test_helper")
+    settled = await payments.force_outcome(session, runtime, payment.id, outcome, "test_helper")
     return ok(payment_object(settled))
+
+
+# Two routes rather than one with an `{outcome}` parameter: any other verb is an unknown
+# route (404), not a malformed request.
+@test_helpers.post("/test-helpers/payments/{reference}/succeed")
+async def succeed_payment(
+    reference: str, caller: CallerDep, session: SessionDep, runtime: RuntimeDep
+) -> dict[str, Any]:
+    return await _decide(reference, Outcome.SUCCEEDED, caller, session, runtime)
+
+
+@test_helpers.post("/test-helpers/payments/{reference}/fail")
+async def fail_payment(
+    reference: str, caller: CallerDep, session: SessionDep, runtime: RuntimeDep
+) -> dict[str, Any]:
+    return await _decide(reference, Outcome.FAILED, caller, session, runtime)

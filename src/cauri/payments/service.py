@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, or_, select
@@ -11,7 +12,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.events import service as events
-from cauri.kit.errors import Conflict, NotFound, PaymentFailed
+from cauri.kit.errors import Conflict, NotFound, PaymentFailed, Unauthorized
 from cauri.kit.ids import short_identifier
 from cauri.kit.pagination import Page
 from cauri.ledger import accounts
@@ -19,9 +20,11 @@ from cauri.ledger.service import Entry, transfer
 from cauri.merchants.auth import Caller
 from cauri.merchants.contract import payment_terms
 from cauri.models import Payment
+from cauri.operators import catalogue
 from cauri.operators.protocol import Collection, OperatorResult, Outcome
 from cauri.payments import rules
-from cauri.payments.schemas import PaymentCreate, payment_object
+from cauri.payments.schemas import PaymentCreate, PaymentFields, payment_object
+from cauri.plans import settlement as plan_settlement
 from cauri.runtime import Runtime
 from cauri.worker import queue
 
@@ -46,6 +49,23 @@ def _collection(payment: Payment, otp: str | None = None) -> Collection:
     )
 
 
+@dataclass(frozen=True)
+class Priced:
+    """A payment request that passed every operator rule, with its commission."""
+
+    checked: rules.CheckedPayment
+    fee: int
+
+
+@dataclass(frozen=True)
+class Instalment:
+    """What makes a payment an instalment: its plan, and the part of its amount that pays the
+    plan's creation fee (the rest counts toward the target)."""
+
+    plan_id: uuid.UUID
+    creation_fee_part: int
+
+
 class PaymentService:
     async def create(
         self,
@@ -56,28 +76,66 @@ class PaymentService:
         base_url: str,
     ) -> tuple[Payment, bool]:
         """Returns the payment and whether it was created (False: an idempotent replay)."""
+        priced = await self.price(session, runtime, caller, body)
+        created = await self.record(
+            session,
+            runtime,
+            caller,
+            body,
+            priced,
+            base_url,
+            description=body.description,
+            external_id=body.external_id,
+        )
+        if created is None:
+            return await self.get(session, caller, body.external_id or ""), False
+        await self.initiate(session, runtime, created, otp=body.otp)
+        return created, True
+
+    async def price(
+        self, session: AsyncSession, runtime: Runtime, caller: Caller, body: PaymentFields
+    ) -> Priced:
+        """Every rule a payment obeys before an operator is engaged, and its commission.
+        Writes nothing."""
         mode = rules.resolve_mode(body)
         checked = rules.check(body, mode)
         terms = await payment_terms(
             session, caller.merchant_id, caller.livemode, mode, runtime.operators
         )
-        fee = rules.fee_within_bounds(checked, terms)
+        return Priced(checked, rules.fee_within_bounds(checked, terms))
+
+    async def record(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        caller: Caller,
+        body: PaymentFields,
+        priced: Priced,
+        base_url: str,
+        *,
+        description: str | None,
+        external_id: str | None = None,
+        instalment: Instalment | None = None,
+    ) -> Payment | None:
+        """Inserts the payment, pending; None when `external_id` is already taken (a replay).
+        The caller then engages the operator with `initiate`."""
         payment_id = uuid.uuid4()
         now = runtime.clock.now()
+        mode = priced.checked.mode
         values: dict[str, Any] = {
             "id": payment_id,
             "identifier": short_identifier(),
             "merchant_id": caller.merchant_id,
             "livemode": caller.livemode,
-            "external_id": body.external_id,
+            "external_id": external_id,
             "status": Outcome.PENDING.value,
-            "amount": checked.amount,
-            "fee_amount": fee,
-            "currency": checked.currency,
-            "description": body.description,
+            "amount": priced.checked.amount,
+            "fee_amount": priced.fee,
+            "currency": priced.checked.currency,
+            "description": description,
             "payment_mode_id": mode.id,
             "operator": mode.operator,
-            "phone_number": checked.phone_number,
+            "phone_number": priced.checked.phone_number,
             "customer": body.customer.model_dump(),
             "return_url": body.return_url,
             "callback_url": body.callback_url,
@@ -86,17 +144,18 @@ class PaymentService:
             "created_at": now,
             "updated_at": now,
         }
+        if instalment is not None:
+            values |= {
+                "plan_id": instalment.plan_id,
+                "plan_fee_amount": instalment.creation_fee_part,
+            }
         statement = insert(Payment).values(values)
-        if body.external_id is not None:
+        if external_id is not None:
             statement = statement.on_conflict_do_nothing(
                 index_elements=[Payment.merchant_id, Payment.livemode, Payment.external_id],
                 index_where=Payment.external_id.is_not(None),
             )
-        created = (await session.scalars(statement.returning(Payment))).one_or_none()
-        if created is None:
-            return await self.get(session, caller, body.external_id or ""), False
-        await self.initiate(session, runtime, created, otp=body.otp)
-        return created, True
+        return (await session.scalars(statement.returning(Payment))).one_or_none()
 
     async def initiate(
         self, session: AsyncSession, runtime: Runtime, payment: Payment, otp: str | None
@@ -113,6 +172,8 @@ class PaymentService:
         self, session: AsyncSession, runtime: Runtime, payment: Payment, result: OperatorResult
     ) -> None:
         """Applies an operator's answer to a pending payment."""
+        if result.operator_reference is not None:
+            payment.operator_reference = result.operator_reference
         if result.outcome is Outcome.PENDING:
             if result.check_after is not None:
                 await queue.enqueue(
@@ -139,7 +200,10 @@ class PaymentService:
         payment.status = outcome.value
         payment.failure_reason = reason
         payment.updated_at = now
-        if outcome is Outcome.SUCCEEDED:
+        if payment.plan_id is not None:
+            # An instalment's money goes to its plan's escrow, and may complete the plan.
+            await plan_settlement.instalment_settled(session, runtime, payment, outcome)
+        elif outcome is Outcome.SUCCEEDED:
             await self._book(session, payment, now)
         await session.flush()
         await events.emit(
@@ -207,9 +271,16 @@ class PaymentService:
         return rows.all(), int(total or 0)
 
     async def lock(self, session: AsyncSession, payment_id: uuid.UUID) -> Payment | None:
-        return (
-            await session.scalars(select(Payment).where(Payment.id == payment_id).with_for_update())
-        ).one_or_none()
+        # populate_existing: a caller that read the payment before (the hosted page, a test
+        # helper) holds it in the session; without a refresh, the status checked under the
+        # lock would be the one read before waiting for it, and a payment could settle twice.
+        statement = (
+            select(Payment)
+            .where(Payment.id == payment_id)
+            .with_for_update()
+            .execution_options(populate_existing=True)
+        )
+        return (await session.scalars(statement)).one_or_none()
 
     async def check_status(
         self, session: AsyncSession, runtime: Runtime, payment_id: uuid.UUID
@@ -224,6 +295,30 @@ class PaymentService:
         await self.apply(
             session, runtime, payment, await adapter.collection_status(_collection(payment))
         )
+
+    async def receive_callback(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        operator: str,
+        headers: Mapping[str, str],
+        body: bytes,
+    ) -> None:
+        """An operator's notification about a live collection. Operators repeat their
+        notifications: one about a payment already settled changes nothing."""
+        mode = catalogue.find(operator)
+        adapter = runtime.operators.adapter(mode.operator, livemode=True) if mode else None
+        if mode is None or adapter is None:
+            raise NotFound("Aucun opérateur configuré sous ce code.")
+        update = await adapter.parse_callback(headers, body)
+        if update is None:
+            raise Unauthorized("Notification d'opérateur non authentifiée ou illisible.")
+        payment_id = _as_uuid(update.reference)
+        payment = await self.lock(session, payment_id) if payment_id else None
+        if payment is None or not payment.livemode or payment.operator != mode.operator:
+            raise NotFound("Paiement introuvable.")
+        if payment.status == Outcome.PENDING:
+            await self.apply(session, runtime, payment, update.result)
 
     async def force_outcome(
         self,

@@ -19,15 +19,24 @@ _ENQUEUE = text(
     "SELECT job.id, pg_notify('cauri_jobs', '') FROM job"
 )
 
+# One statement claims up to :limit jobs: due queued jobs first, then running jobs whose
+# lease ran out (their worker died). CTEs are read on demand, so once `due` fills the limit
+# `expired` locks nothing. A job whose lease ran out on its last attempt is failed, not rerun.
 _CLAIM = text(
-    "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_until = :lease_until "
-    "WHERE id IN ("
-    "  (SELECT id FROM jobs WHERE status = 'queued' AND run_at <= :now "
-    "   ORDER BY run_at LIMIT :limit FOR UPDATE SKIP LOCKED)"
-    "  UNION ALL"
-    "  (SELECT id FROM jobs WHERE status = 'running' AND locked_until <= :now "
-    "   ORDER BY locked_until LIMIT :limit FOR UPDATE SKIP LOCKED)"
-    ") RETURNING id, kind, payload, attempts, max_attempts"
+    "WITH due AS (SELECT id FROM jobs WHERE status = 'queued' AND run_at <= :now "
+    "  ORDER BY run_at LIMIT :limit FOR UPDATE SKIP LOCKED), "
+    "expired AS (SELECT id FROM jobs WHERE status = 'running' AND locked_until <= :now "
+    "  ORDER BY locked_until LIMIT :limit FOR UPDATE SKIP LOCKED), "
+    "picked AS (SELECT id FROM due UNION ALL SELECT id FROM expired LIMIT :limit) "
+    "UPDATE jobs SET "
+    "  status = CASE WHEN attempts < max_attempts THEN 'running' ELSE 'failed' END, "
+    "  attempts = CASE WHEN attempts < max_attempts THEN attempts + 1 ELSE attempts END, "
+    "  locked_until = CASE WHEN attempts < max_attempts "
+    "    THEN CAST(:lease_until AS timestamptz) END, "
+    "  last_error = CASE WHEN attempts < max_attempts THEN last_error "
+    "    ELSE 'lease expired on the last attempt' END "
+    "FROM picked WHERE jobs.id = picked.id "
+    "RETURNING jobs.id, jobs.kind, jobs.payload, jobs.attempts, jobs.max_attempts, jobs.status"
 )
 
 _COMPLETE = text("DELETE FROM jobs WHERE id = :id AND attempts = :attempts")
@@ -37,8 +46,6 @@ _RETRY = text(
     "run_at = :run_at, locked_until = NULL, last_error = :error "
     "WHERE id = :id AND attempts = :attempts"
 )
-
-_NEXT_DUE = text("SELECT min(run_at) FROM jobs WHERE status = 'queued'")
 
 
 @dataclass(frozen=True)
@@ -82,7 +89,11 @@ async def claim(
     rows = await session.execute(
         _CLAIM, {"now": now, "limit": limit, "lease_until": now + timedelta(seconds=lease)}
     )
-    return [ClaimedJob(*row) for row in rows.tuples()]
+    return [
+        ClaimedJob(job_id, kind, payload, attempts, max_attempts)
+        for job_id, kind, payload, attempts, max_attempts, status in rows
+        if status == "running"
+    ]
 
 
 async def complete(session: AsyncSession, job: ClaimedJob) -> None:
@@ -97,10 +108,6 @@ async def retry_later(
     await session.execute(
         _RETRY, {"id": job.id, "attempts": job.attempts, "run_at": run_at, "error": error[:2000]}
     )
-
-
-async def next_due(session: AsyncSession) -> datetime | None:
-    return (await session.execute(_NEXT_DUE)).scalar_one_or_none()
 
 
 def backoff(attempts: int) -> float:

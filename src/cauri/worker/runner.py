@@ -15,12 +15,16 @@ from datetime import timedelta
 
 import asyncpg
 import structlog
+from sqlalchemy.exc import SQLAlchemyError
 
 from cauri.runtime import Runtime
 from cauri.worker import queue
 from cauri.worker.handlers import Handler
 
 log = structlog.get_logger("cauri.worker")
+
+# The listener's application_name, to find it in pg_stat_activity.
+LISTENER_NAME = "cauri-worker-listen"
 
 
 class Worker:
@@ -36,6 +40,7 @@ class Worker:
         self.concurrency = concurrency or runtime.settings.worker_concurrency
         self._wake = asyncio.Event()
         self._running: set[asyncio.Task[None]] = set()
+        self._listening = True  # so that the first failure to listen is logged
 
     async def run_due(self) -> int:
         """Claims what is due now and runs it to the end; returns how many jobs ran."""
@@ -54,16 +59,19 @@ class Worker:
         return total
 
     async def run_forever(self, stop: asyncio.Event) -> None:
-        listener = await self._listen()
+        listener: asyncpg.Connection | None = None
         try:
             while not stop.is_set():
+                if listener is None or listener.is_closed():
+                    listener = await self._listen()
+                # Cleared before claiming, so a job enqueued during the claim wakes the next round.
+                self._wake.clear()
                 free = self.concurrency - len(self._running)
                 if free > 0:
-                    for job in await self._claim(free):
+                    for job in await self._claim_or_log(free):
                         task = asyncio.create_task(self._run(job))
                         self._running.add(task)
                         task.add_done_callback(self._finished)
-                self._wake.clear()
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self.runtime.settings.worker_poll_interval):
                         await self._first(stop)
@@ -86,14 +94,31 @@ class Worker:
         self._wake.set()
 
     async def _listen(self) -> asyncpg.Connection | None:
+        """A connection LISTENing for enqueued jobs, or None: then the worker only polls, and
+        tries again on its next round (the listener is reopened if the server drops it)."""
         url = self.runtime.engine.url.set(drivername="postgresql")
         try:
-            connection = await asyncpg.connect(url.render_as_string(hide_password=False))
-        except (OSError, asyncpg.PostgresError):
-            log.warning("worker.listen_unavailable", fallback="polling")
+            connection = await asyncpg.connect(
+                url.render_as_string(hide_password=False),
+                timeout=10,
+                server_settings={"application_name": LISTENER_NAME},
+            )
+            await connection.add_listener(queue.NOTIFY_CHANNEL, lambda *_: self._wake.set())
+        except (OSError, TimeoutError, asyncpg.PostgresError):
+            if self._listening:
+                log.warning("worker.listen_unavailable", fallback="polling")
+            self._listening = False
             return None
-        await connection.add_listener(queue.NOTIFY_CHANNEL, lambda *_: self._wake.set())
+        self._listening = True
         return connection
+
+    async def _claim_or_log(self, limit: int) -> list[queue.ClaimedJob]:
+        """A database outage must not end the worker: it logs and tries again next round."""
+        try:
+            return await self._claim(limit)
+        except (OSError, SQLAlchemyError):
+            log.exception("worker.claim_failed")
+            return []
 
     async def _claim(self, limit: int) -> list[queue.ClaimedJob]:
         async with self.runtime.sessionmaker() as session, session.begin():
@@ -117,10 +142,14 @@ class Worker:
         except Exception as exc:
             delay = queue.backoff(job.attempts)
             log.exception("worker.job_failed", job_id=job.id, kind=job.kind, retry_in=delay)
-            async with self.runtime.sessionmaker() as session, session.begin():
-                await queue.retry_later(
-                    session,
-                    job,
-                    run_at=self.runtime.clock.now() + timedelta(seconds=delay),
-                    error=repr(exc),
-                )
+            try:
+                async with self.runtime.sessionmaker() as session, session.begin():
+                    await queue.retry_later(
+                        session,
+                        job,
+                        run_at=self.runtime.clock.now() + timedelta(seconds=delay),
+                        error=repr(exc),
+                    )
+            except (OSError, SQLAlchemyError):
+                # Not recorded: the lease runs out and the job is claimed again.
+                log.exception("worker.retry_not_recorded", job_id=job.id, kind=job.kind)

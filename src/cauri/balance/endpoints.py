@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from cauri.balance.schemas import balance_object
+from cauri.balance.service import merchant_balances
+from cauri.kit.http import SessionDep, UnitOfWorkRoute, ok
+from cauri.merchants.auth import CallerDep
+
+router = APIRouter(route_class=UnitOfWorkRoute, tags=["balance"])
+
+
+@router.get("/balance")
+async def get_balance(caller: CallerDep, session: SessionDep) -> dict[str, Any]:
+    rows = await merchant_balances(session, caller.merchant_id, caller.livemode)
+    return ok([balance_object(row, caller.livemode) for row in rows])

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, Boolean, CheckConstraint, ForeignKey, Index, String, text
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from cauri.models.base import Base
+
+PAYOUT_STATUSES = ("pending", "succeeded", "failed")
+# None: no approval needed. `required`: held, the balance untouched, until `cauri payouts
+# approve` (then `approved`) or `reject` (then `rejected`, the payout failed).
+APPROVAL_STATES = ("required", "approved", "rejected")
+
+
+class Payout(Base):
+    __tablename__ = "payouts"
+    __table_args__ = (
+        CheckConstraint("status IN ('pending', 'succeeded', 'failed')", name="status"),
+        CheckConstraint("approval IN ('required', 'approved', 'rejected')", name="approval"),
+        Index(
+            "uq_payouts_external_id",
+            "merchant_id",
+            "livemode",
+            "external_id",
+            unique=True,
+            postgresql_where=text("external_id IS NOT NULL"),
+        ),
+        Index("ix_payouts_list", "merchant_id", "livemode", "created_at"),
+    )
+
+    reference: Mapped[str] = mapped_column(String, primary_key=True)
+    merchant_id: Mapped[str] = mapped_column(ForeignKey("merchants.id"))
+    livemode: Mapped[bool]
+    external_id: Mapped[str | None]
+    status: Mapped[str]
+    amount: Mapped[int] = mapped_column(BigInteger)
+    fee_amount: Mapped[int] = mapped_column(BigInteger)
+    currency: Mapped[str]
+    operator: Mapped[str]
+    phone_number: Mapped[str]
+    # False: the merchant's own validated payout account (no caps, no approval).
+    third_party: Mapped[bool] = mapped_column(Boolean)
+    beneficiary_name: Mapped[str | None]
+    reason: Mapped[str | None]
+    metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSONB)
+    approval: Mapped[str | None]
+    # Whether total_debited is out of the balance right now: set by the debit, cleared by
+    # the re-credit of a failure. A held payout and one refused at initiation never were.
+    debited: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    operator_reference: Mapped[str | None]
+    failure_reason: Mapped[str | None]
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+    completed_at: Mapped[datetime | None]
+
+    @property
+    def total_debited(self) -> int:
+        return self.amount + self.fee_amount

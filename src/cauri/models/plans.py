@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from decimal import Decimal
+from enum import StrEnum
+
+from sqlalchemy import BigInteger, Boolean, CheckConstraint, ForeignKey, Index, Numeric, text
+from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy.orm import Mapped, mapped_column
+
+from cauri.models.base import Base
+
+
+class PlanStatus(StrEnum):
+    PENDING = "pending"
+    SUCCEEDED = "succeeded"
+    REFUNDED = "refunded"
+    FAILED = "failed"
+
+
+class InstallmentPlan(Base):
+    """A target paid in instalments, held in the plan's escrow account until complete.
+
+    A plan is "cancelling" while `status` is pending and `cancelled_at` is set; its refund
+    has started once `refund_amount` is set (see cauri.plans.settlement).
+    """
+
+    __tablename__ = "installment_plans"
+    __table_args__ = (
+        Index(
+            "uq_installment_plans_external_id",
+            "merchant_id",
+            "livemode",
+            "external_id",
+            unique=True,
+            postgresql_where=text("external_id IS NOT NULL"),
+        ),
+        Index("ix_installment_plans_list", "merchant_id", "livemode", "created_at"),
+        CheckConstraint("status IN ('pending', 'succeeded', 'refunded', 'failed')", name="status"),
+        CheckConstraint("paid_amount BETWEEN 0 AND target_amount", name="paid_within_target"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    merchant_id: Mapped[str] = mapped_column(ForeignKey("merchants.id"))
+    livemode: Mapped[bool]
+    external_id: Mapped[str | None]
+    status: Mapped[str]
+    description: Mapped[str | None]
+    currency: Mapped[str]
+    target_amount: Mapped[int] = mapped_column(BigInteger)
+    creation_fee_amount: Mapped[int] = mapped_column(BigInteger)
+    cancellation_penalty_percent: Mapped[Decimal] = mapped_column(Numeric(7, 4))
+    # Sum of the counted parts of succeeded instalments (spec rule 2).
+    paid_amount: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    # Set when the instalment carrying the creation fee succeeds: until then the fee is due.
+    creation_fee_paid: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    cancellation_reason: Mapped[str | None]
+    # Refund of a cancellation, fixed when it starts: what goes back to the customer, what
+    # the platform keeps, where it is sent, and why it failed (then support takes over).
+    refund_amount: Mapped[int | None] = mapped_column(BigInteger)
+    penalty_amount: Mapped[int | None] = mapped_column(BigInteger)
+    refund_operator: Mapped[str | None]
+    refund_phone_number: Mapped[str | None]
+    refund_failure_reason: Mapped[str | None]
+    expires_at: Mapped[datetime]
+    completed_at: Mapped[datetime | None]
+    cancelled_at: Mapped[datetime | None]
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]

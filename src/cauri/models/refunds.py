@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Index, String, text
+from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy.orm import Mapped, mapped_column
+
+from cauri.models.base import Base
+
+
+class Refund(Base):
+    """The full refund of one Mobile Money payment, paid back to the customer's number."""
+
+    __tablename__ = "refunds"
+    __table_args__ = (
+        CheckConstraint("status IN ('pending', 'succeeded', 'failed')", name="status"),
+        # One refund per payment that is pending or succeeded; a failed one (the customer
+        # never got the money) does not block a new attempt.
+        Index(
+            "uq_refunds_payment_id",
+            "payment_id",
+            unique=True,
+            postgresql_where=text("status <> 'failed'"),
+        ),
+        Index("ix_refunds_merchant", "merchant_id", "livemode", "created_at"),
+    )
+
+    reference: Mapped[str] = mapped_column(String, primary_key=True)
+    payment_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), ForeignKey("payments.id"))
+    merchant_id: Mapped[str] = mapped_column(ForeignKey("merchants.id"))
+    livemode: Mapped[bool]
+    status: Mapped[str]
+    amount: Mapped[int] = mapped_column(BigInteger)
+    currency: Mapped[str]
+    reason: Mapped[str | None]
+    operator: Mapped[str]
+    phone_number: Mapped[str]
+    operator_reference: Mapped[str | None]
+    failure_reason: Mapped[str | None]
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+    completed_at: Mapped[datetime | None]

@@ -1,0 +1,439 @@
+"""Payouts: from the merchant's balance to a Mobile Money number (spec: Payouts, Payout state
+table, Test mode for payouts, Limits; DESIGN: payouts held for approval).
+
+Regimes: without `phone_number` the money goes to the merchant's own validated payout
+account, with no cap. With `phone_number` and `operator` it goes to a third party: in live
+mode a per-payout cap, a 24-hour cap (failed payouts excluded) and, above the approval
+threshold, a hold until `cauri payouts approve` or `reject`. Caps and limits are amounts
+the beneficiary receives (`amount`), in the currency's minor unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.events import service as events
+from cauri.kit import phone
+from cauri.kit.errors import (
+    Conflict,
+    InsufficientFunds,
+    InvalidRequest,
+    NotFound,
+    PayoutFailed,
+    PayoutLimitExceeded,
+)
+from cauri.kit.ids import prefixed
+from cauri.kit.money import EXPONENT, format_major, to_minor
+from cauri.kit.pagination import Page
+from cauri.ledger import accounts
+from cauri.ledger.service import Entry
+from cauri.merchants.auth import Caller
+from cauri.merchants.contract import PAYOUT, terms_for
+from cauri.models import Merchant, Payout
+from cauri.operators import catalogue
+from cauri.operators.catalogue import COUNTRY_CURRENCY, PaymentMode
+from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
+from cauri.payouts import disbursing
+from cauri.payouts.schemas import PayoutCreate, Period, payout_object
+from cauri.runtime import Runtime
+from cauri.worker import queue
+
+CHECK_STATUS_JOB = "payouts.check_status"
+SEND_APPROVED_JOB = "payouts.send_approved"
+
+PAYOUT_MIN = 10
+PAYOUT_MAX = 1_000_000
+CAP_WINDOW = timedelta(hours=24)
+
+REQUIRED, APPROVED, REJECTED = "required", "approved", "rejected"
+
+
+@dataclass(frozen=True)
+class Beneficiary:
+    mode: PaymentMode
+    phone_number: str
+    third_party: bool
+
+
+def _entries(payout: Payout) -> list[Entry]:
+    """The debit: total_debited leaves the balance, the operator sends `amount`, the
+    platform keeps the fee."""
+    live, currency = payout.livemode, payout.currency
+    entries = [
+        Entry(
+            accounts.merchant_available(payout.merchant_id, live, currency), -payout.total_debited
+        ),
+        Entry(accounts.operator_clearing(payout.operator, live, currency), payout.amount),
+    ]
+    if payout.fee_amount:
+        entries.append(Entry(accounts.platform("fees", live, currency), payout.fee_amount))
+    return entries
+
+
+def _disbursement(payout: Payout) -> Disbursement:
+    return Disbursement(
+        reference=payout.reference,
+        operator=payout.operator,
+        amount=payout.amount,
+        currency=payout.currency,
+        phone_number=payout.phone_number,
+        reason=payout.reason,
+    )
+
+
+def _payout_mode(operator: str, currency: str) -> PaymentMode:
+    mode = catalogue.find(operator)
+    if mode is None or mode.is_card or mode.country_code is None:
+        raise InvalidRequest.field(
+            "operator", f"Opérateur Mobile Money inconnu pour un transfert : {operator}."
+        )
+    if COUNTRY_CURRENCY[mode.country_code] != currency:
+        raise InvalidRequest.field(
+            "operator",
+            f"{mode.operator} paie en {COUNTRY_CURRENCY[mode.country_code]}, pas en {currency}.",
+        )
+    return mode
+
+
+def _check_bounds(amount: int, fee: int, currency: str) -> None:
+    """10 to 1,000,000, fees included in the bound: the amount received is at least 10
+    and the total debited at most 1,000,000."""
+    unit = 10 ** EXPONENT[currency]
+    if amount < PAYOUT_MIN * unit or amount + fee > PAYOUT_MAX * unit:
+        raise InvalidRequest.field(
+            "amount",
+            f"Le montant ({format_major(amount, currency)}) doit être d'au moins {PAYOUT_MIN} "
+            f"et le total débité ({format_major(amount + fee, currency)}, frais compris) "
+            f"d'au plus {PAYOUT_MAX}.",
+        )
+
+
+class PayoutService:
+    async def create(
+        self, session: AsyncSession, runtime: Runtime, caller: Caller, body: PayoutCreate
+    ) -> tuple[Payout, bool]:
+        """Returns the payout and whether it was created (False: an idempotent replay)."""
+        currency = body.currency
+        amount = to_minor(body.amount, currency)
+        beneficiary, merchant = await self._beneficiary(session, caller, body, currency)
+        terms = await terms_for(session, caller.merchant_id, PAYOUT)
+        if terms.disabled:
+            raise InvalidRequest("Les transferts ne sont pas ouverts sur ce compte.")
+        fee = terms.fee(amount, currency)
+        _check_bounds(amount, fee, currency)
+        now = runtime.clock.now()
+        values: dict[str, Any] = {
+            "reference": prefixed("pyo"),
+            "merchant_id": caller.merchant_id,
+            "livemode": caller.livemode,
+            "external_id": body.external_id,
+            "status": Outcome.PENDING.value,
+            "amount": amount,
+            "fee_amount": fee,
+            "currency": currency,
+            "operator": beneficiary.mode.operator,
+            "phone_number": beneficiary.phone_number,
+            "third_party": beneficiary.third_party,
+            "beneficiary_name": body.beneficiary_name,
+            "reason": body.reason,
+            "metadata_": body.metadata,
+            "created_at": now,
+            "updated_at": now,
+        }
+        statement = insert(Payout).values(values)
+        if body.external_id is not None:
+            # A concurrent replay waits on the unique index, then finds the first one.
+            statement = statement.on_conflict_do_nothing(
+                index_elements=[Payout.merchant_id, Payout.livemode, Payout.external_id],
+                index_where=Payout.external_id.is_not(None),
+            )
+        payout = (await session.scalars(statement.returning(Payout))).one_or_none()
+        if payout is None:
+            return await self.get(session, caller, body.external_id or ""), False
+        if merchant is not None:
+            await self._check_caps(session, merchant, payout)
+            if merchant.approval_threshold is not None and amount > merchant.approval_threshold:
+                payout.approval = REQUIRED
+                await session.flush()
+                return payout, True
+        await self._initiate(session, runtime, payout)
+        return payout, True
+
+    async def _beneficiary(
+        self, session: AsyncSession, caller: Caller, body: PayoutCreate, currency: str
+    ) -> tuple[Beneficiary, Merchant | None]:
+        """Who receives the money, and the merchant row when its limits apply (a live
+        third-party payout): then it is locked, so that concurrent third-party payouts of
+        the merchant add up against its caps one at a time."""
+        if body.phone_number is None:
+            merchant = await session.get(Merchant, caller.merchant_id)
+            if merchant is None or not (
+                merchant.payout_validated and merchant.payout_phone and merchant.payout_operator
+            ):
+                raise InvalidRequest.field(
+                    "phone_number",
+                    "Aucun compte de transfert validé sur ce compte : indiquez phone_number "
+                    "et operator, ou faites valider votre compte de transfert.",
+                )
+            mode = _payout_mode(merchant.payout_operator, currency)
+            return Beneficiary(mode, merchant.payout_phone, third_party=False), None
+        if body.operator is None:
+            raise InvalidRequest.field(
+                "operator", "L'opérateur est obligatoire quand phone_number est indiqué."
+            )
+        mode = _payout_mode(body.operator, currency)
+        number = phone.normalize(body.phone_number, mode.country_code)
+        beneficiary = Beneficiary(mode, number, third_party=True)
+        if not caller.livemode:  # spec: in test, caps and approval never apply
+            return beneficiary, None
+        # FOR NO KEY UPDATE: serializes the cap checks of the merchant's live third-party
+        # payouts without blocking the rows that merely reference the merchant (payments,
+        # events, other payouts take a key-share lock on it).
+        merchant = (
+            await session.scalars(
+                select(Merchant)
+                .where(Merchant.id == caller.merchant_id)
+                .with_for_update(key_share=True)
+                .execution_options(populate_existing=True)
+            )
+        ).one()
+        return beneficiary, merchant
+
+    async def _check_caps(self, session: AsyncSession, merchant: Merchant, payout: Payout) -> None:
+        if merchant.limit_per_payout is not None and payout.amount > merchant.limit_per_payout:
+            raise PayoutLimitExceeded(
+                f"Le montant dépasse le plafond par transfert vers un tiers "
+                f"({format_major(merchant.limit_per_payout, payout.currency)})."
+            )
+        if merchant.limit_daily is None:
+            return
+        # Counts this payout (inserted above) and every other third-party payout of the
+        # last 24 hours that has not failed, held ones included.
+        cumulated = await session.scalar(
+            select(func.coalesce(func.sum(Payout.amount), 0)).where(
+                Payout.merchant_id == payout.merchant_id,
+                Payout.livemode == payout.livemode,
+                Payout.third_party,
+                Payout.status != Outcome.FAILED.value,
+                Payout.created_at > payout.created_at - CAP_WINDOW,
+            )
+        )
+        if int(cumulated or 0) > merchant.limit_daily:
+            raise PayoutLimitExceeded(
+                f"Le plafond de transferts vers des tiers sur 24 heures "
+                f"({format_major(merchant.limit_daily, payout.currency)}) serait dépassé."
+            )
+
+    async def _initiate(self, session: AsyncSession, runtime: Runtime, payout: Payout) -> None:
+        """Debits and sends; a refusal at initiation (or no operator to send through) is
+        recorded failed with nothing taken, then raised (402 payout_failed)."""
+        adapter = runtime.operators.adapter(payout.operator, payout.livemode)
+        if adapter is None:
+            await self._finish(session, runtime, payout, Outcome.FAILED, "operator_unavailable")
+            raise PayoutFailed("Le service de transfert de cet opérateur est indisponible.")
+        result = await disbursing.debit_and_disburse(
+            session,
+            adapter,
+            _disbursement(payout),
+            kind="payout",
+            entries=_entries(payout),
+            at=runtime.clock.now(),
+        )
+        if result.outcome is Outcome.FAILED:
+            await self._finish(session, runtime, payout, Outcome.FAILED, result.reason)
+            raise PayoutFailed()
+        payout.debited = True
+        await self._apply(session, runtime, payout, result)
+
+    async def _apply(
+        self, session: AsyncSession, runtime: Runtime, payout: Payout, result: OperatorResult
+    ) -> None:
+        """Applies an operator's answer about a debited, pending payout."""
+        if result.operator_reference is not None:
+            payout.operator_reference = result.operator_reference
+        if result.outcome is not Outcome.PENDING:
+            await self._finish(session, runtime, payout, result.outcome, result.reason)
+            return
+        await session.flush()
+        if result.check_after is not None:
+            await queue.enqueue(
+                session,
+                CHECK_STATUS_JOB,
+                {"reference": payout.reference},
+                now=runtime.clock.now(),
+                delay=result.check_after,
+            )
+
+    async def _finish(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        payout: Payout,
+        outcome: Outcome,
+        reason: str | None,
+    ) -> None:
+        """Moves a pending payout to its final state with its event; a failure re-credits
+        what was debited, in the same transaction (spec: balance already re-credited)."""
+        now = runtime.clock.now()
+        if outcome is Outcome.FAILED and payout.debited:
+            await disbursing.reverse(
+                session,
+                kind="payout_reversal",
+                reference=payout.reference,
+                entries=_entries(payout),
+                at=now,
+            )
+            payout.debited = False
+        payout.status = outcome.value
+        payout.failure_reason = reason
+        payout.completed_at = now
+        payout.updated_at = now
+        await session.flush()
+        await events.emit(
+            session,
+            merchant_id=payout.merchant_id,
+            livemode=payout.livemode,
+            type=f"payout.{outcome.value}",
+            data=payout_object(payout),
+            at=now,
+        )
+
+    async def get(self, session: AsyncSession, caller: Caller, reference: str) -> Payout:
+        """By reference or by the merchant's external_id, within the caller's environment."""
+        payout = (
+            await session.scalars(
+                select(Payout)
+                .where(
+                    Payout.merchant_id == caller.merchant_id,
+                    Payout.livemode == caller.livemode,
+                    or_(Payout.reference == reference, Payout.external_id == reference),
+                )
+                .order_by(Payout.reference != reference)
+                .limit(1)
+            )
+        ).one_or_none()
+        if payout is None:
+            raise NotFound("Transfert introuvable.")
+        return payout
+
+    async def list(
+        self,
+        session: AsyncSession,
+        caller: Caller,
+        page: Page,
+        status: str | None,
+        period: Period,
+    ) -> tuple[Sequence[Payout], int]:
+        conditions = [Payout.merchant_id == caller.merchant_id, Payout.livemode == caller.livemode]
+        if status is not None:
+            conditions.append(Payout.status == status)
+        if period.start is not None:
+            conditions.append(Payout.created_at >= period.start)
+        if period.end is not None:
+            conditions.append(Payout.created_at < period.end)
+        total = await session.scalar(select(func.count()).select_from(Payout).where(*conditions))
+        rows = await session.scalars(
+            select(Payout)
+            .where(*conditions)
+            .order_by(Payout.created_at.desc(), Payout.reference.desc())
+            .offset(page.offset)
+            .limit(page.per_page)
+        )
+        return rows.all(), int(total or 0)
+
+    async def _lock(self, session: AsyncSession, reference: str) -> Payout | None:
+        # populate_existing: the state checked under the lock is the one after the wait.
+        return (
+            await session.scalars(
+                select(Payout)
+                .where(Payout.reference == reference)
+                .with_for_update()
+                .execution_options(populate_existing=True)
+            )
+        ).one_or_none()
+
+    async def _held(self, session: AsyncSession, reference: str) -> Payout:
+        payout = await self._lock(session, reference)
+        if payout is None:
+            raise NotFound(f"Transfert introuvable : {reference}.")
+        if payout.status != Outcome.PENDING or payout.approval != REQUIRED:
+            raise Conflict(f"Le transfert {reference} n'attend pas d'approbation.")
+        return payout
+
+    async def approve(self, session: AsyncSession, runtime: Runtime, reference: str) -> Payout:
+        """`cauri payouts approve`: debits the balance now (a balance that no longer covers
+        it refuses the approval, and the payout stays held) and has the worker send it."""
+        payout = await self._held(session, reference)
+        now = runtime.clock.now()
+        try:
+            await disbursing.debit(
+                session, kind="payout", reference=payout.reference, entries=_entries(payout), at=now
+            )
+        except InsufficientFunds as exc:
+            raise InsufficientFunds(
+                f"Approbation refusée : le solde ne couvre pas "
+                f"{format_major(payout.total_debited, payout.currency)} (frais compris) ; "
+                f"le transfert {reference} reste en attente d'approbation."
+            ) from exc
+        payout.approval = APPROVED
+        payout.debited = True
+        payout.updated_at = now
+        await session.flush()
+        await queue.enqueue(session, SEND_APPROVED_JOB, {"reference": payout.reference}, now=now)
+        return payout
+
+    async def reject(self, session: AsyncSession, runtime: Runtime, reference: str) -> Payout:
+        """`cauri payouts reject`: failed, nothing was debited, payout.failed emitted."""
+        payout = await self._held(session, reference)
+        payout.approval = REJECTED
+        await self._finish(session, runtime, payout, Outcome.FAILED, "approval_rejected")
+        return payout
+
+    async def send_approved(self, session: AsyncSession, runtime: Runtime, reference: str) -> None:
+        """The job after an approval. With no adapter for the operator in this process the
+        payout fails and the balance is re-credited: it never stays debited and unsent."""
+        payout = await self._lock(session, reference)
+        if payout is None or payout.status != Outcome.PENDING or payout.approval != APPROVED:
+            return
+        adapter = runtime.operators.adapter(payout.operator, payout.livemode)
+        if adapter is None:
+            await self._finish(session, runtime, payout, Outcome.FAILED, "operator_unavailable")
+            return
+        await self._apply(session, runtime, payout, await adapter.disburse(_disbursement(payout)))
+
+    async def check_status(self, session: AsyncSession, runtime: Runtime, reference: str) -> None:
+        """Asks the operator again about a pending payout (a delayed outcome)."""
+        payout = await self._lock(session, reference)
+        if payout is None or payout.status != Outcome.PENDING or not payout.debited:
+            return
+        adapter = runtime.operators.adapter(payout.operator, payout.livemode)
+        if adapter is None:
+            return
+        result = await adapter.disbursement_status(_disbursement(payout))
+        await self._apply(session, runtime, payout, result)
+
+    async def force_outcome(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        caller: Caller,
+        reference: str,
+        outcome: Outcome,
+    ) -> Payout:
+        """Test helper: decides a pending test payout now."""
+        found = await self.get(session, caller, reference)
+        payout = await self._lock(session, found.reference)
+        if payout is None or payout.status != Outcome.PENDING:
+            raise Conflict(f"Le transfert n'est plus en attente ({found.status}).")
+        await self._finish(session, runtime, payout, outcome, "test_helper")
+        return payout
+
+
+payouts = PayoutService()

@@ -1,0 +1,287 @@
+"""Installment plans: creation, instalments and their rules, cancellation and expiry.
+
+The money side (escrow, completion, refunds) is in cauri.plans.settlement.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.kit.errors import Conflict, InvalidRequest, NotFound
+from cauri.kit.ids import parse_uuid
+from cauri.kit.money import EXPONENT, Currency, format_major, percent_of, to_minor
+from cauri.kit.pagination import Page
+from cauri.merchants.auth import Caller
+from cauri.models import InstallmentPlan, Payment, PlatformSettings
+from cauri.models.plans import PlanStatus
+from cauri.operators.protocol import Outcome
+from cauri.payments.schemas import PaymentFields
+from cauri.payments.service import Instalment, payments
+from cauri.plans import settlement
+from cauri.plans.schemas import PlanCreate
+from cauri.runtime import Runtime
+from cauri.worker import queue
+
+EXPIRE_JOB = "plans.expire"
+EXPIRED_REASON = "expired"
+
+_STATUS_FR = {
+    PlanStatus.SUCCEEDED: "soldé",
+    PlanStatus.REFUNDED: "remboursé",
+    PlanStatus.FAILED: "en échec",
+}
+
+
+def _creation_fee(settings: PlatformSettings | None, target: int, currency: str) -> int:
+    """A fixed amount (major units of the plan's currency) or a percentage of the target,
+    rounded half up to the currency's unit (spec: creation_fee_amount)."""
+    if settings is None:
+        return 0
+    if settings.plan_creation_fee_fixed is not None:
+        unit: int = 10 ** EXPONENT[currency]
+        return settings.plan_creation_fee_fixed * unit
+    if settings.plan_creation_fee_percent is not None:
+        return percent_of(target, settings.plan_creation_fee_percent)
+    return 0
+
+
+def _ensure_actively_pending(plan: InstallmentPlan) -> None:
+    """Instalments and cancellation need a pending plan with no cancellation under way."""
+    if plan.status != PlanStatus.PENDING:
+        raise Conflict(
+            f"Le plan est {_STATUS_FR[PlanStatus(plan.status)]} : l'opération est refusée."
+        )
+    if plan.cancelled_at is not None:
+        raise Conflict("Une annulation de ce plan est en cours : l'opération est refusée.")
+
+
+class PlanService:
+    async def create(
+        self, session: AsyncSession, runtime: Runtime, caller: Caller, body: PlanCreate
+    ) -> tuple[InstallmentPlan, bool]:
+        """Returns the plan and whether it was created (False: an idempotent replay).
+
+        The creation fee and the penalty are copied from the platform settings now, so a
+        later change of the settings never alters this plan."""
+        currency = body.currency.value
+        target = to_minor(body.target_amount, currency, "target_amount")
+        settings = await session.get(PlatformSettings, 1)
+        now = runtime.clock.now()
+        expires_at = now + timedelta(days=runtime.settings.plan_lifetime_days)
+        values: dict[str, Any] = {
+            "id": uuid.uuid4(),
+            "merchant_id": caller.merchant_id,
+            "livemode": caller.livemode,
+            "external_id": body.external_id,
+            "status": PlanStatus.PENDING.value,
+            "description": body.description,
+            "currency": currency,
+            "target_amount": target,
+            "creation_fee_amount": _creation_fee(settings, target, currency),
+            "cancellation_penalty_percent": (
+                settings.plan_penalty_percent if settings else Decimal(0)
+            ),
+            "paid_amount": 0,
+            "expires_at": expires_at,
+            "created_at": now,
+            "updated_at": now,
+        }
+        statement = insert(InstallmentPlan).values(values)
+        if body.external_id is not None:
+            statement = statement.on_conflict_do_nothing(
+                index_elements=[
+                    InstallmentPlan.merchant_id,
+                    InstallmentPlan.livemode,
+                    InstallmentPlan.external_id,
+                ],
+                index_where=InstallmentPlan.external_id.is_not(None),
+            )
+        created = (await session.scalars(statement.returning(InstallmentPlan))).one_or_none()
+        if created is None:
+            return await self.get(session, caller, body.external_id or ""), False
+        # The expiry is one job due at expires_at: no periodic scan of every plan.
+        await queue.enqueue(
+            session,
+            EXPIRE_JOB,
+            {"plan_id": str(created.id)},
+            now=now,
+            delay=(expires_at - now).total_seconds(),
+        )
+        return created, True
+
+    async def get(
+        self, session: AsyncSession, caller: Caller, reference: str, *, lock: bool = False
+    ) -> InstallmentPlan:
+        """By reference or by the merchant's external_id, within the caller's environment."""
+        as_uuid = parse_uuid(reference)
+        match = InstallmentPlan.external_id == reference
+        if as_uuid is not None:
+            match = or_(InstallmentPlan.id == as_uuid, match)
+        statement = (
+            select(InstallmentPlan)
+            .where(
+                InstallmentPlan.merchant_id == caller.merchant_id,
+                InstallmentPlan.livemode == caller.livemode,
+                match,
+            )
+            # A reference wins over an external_id that happens to spell the same UUID.
+            .order_by(InstallmentPlan.id != as_uuid if as_uuid else InstallmentPlan.created_at)
+            .limit(1)
+        )
+        if lock:
+            statement = statement.with_for_update().execution_options(populate_existing=True)
+        plan = (await session.scalars(statement)).one_or_none()
+        if plan is None:
+            raise NotFound("Plan de paiement introuvable.")
+        return plan
+
+    async def instalments(self, session: AsyncSession, plan: InstallmentPlan) -> Sequence[Payment]:
+        rows = await session.scalars(
+            select(Payment)
+            .where(Payment.plan_id == plan.id)
+            .order_by(Payment.created_at, Payment.id)
+        )
+        return rows.all()
+
+    async def list(
+        self, session: AsyncSession, caller: Caller, page: Page
+    ) -> tuple[Sequence[InstallmentPlan], int]:
+        conditions = [
+            InstallmentPlan.merchant_id == caller.merchant_id,
+            InstallmentPlan.livemode == caller.livemode,
+        ]
+        total = await session.scalar(
+            select(func.count()).select_from(InstallmentPlan).where(*conditions)
+        )
+        rows = await session.scalars(
+            select(InstallmentPlan)
+            .where(*conditions)
+            .order_by(InstallmentPlan.created_at.desc(), InstallmentPlan.id.desc())
+            .offset(page.offset)
+            .limit(page.per_page)
+        )
+        return rows.all(), int(total or 0)
+
+    async def add_instalment(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        caller: Caller,
+        reference: str,
+        body: PaymentFields,
+        base_url: str,
+    ) -> Payment:
+        """Records one instalment and engages the operator. Every rule is checked first,
+        with the plan locked, so simultaneous instalments never reserve more than the
+        remaining balance; a rejected instalment writes nothing and debits no one."""
+        plan = await self.get(session, caller, reference, lock=True)
+        _ensure_actively_pending(plan)
+        if "currency" in body.model_fields_set and body.currency != plan.currency:
+            raise InvalidRequest.field(
+                "currency", f"Ce plan est en {plan.currency} : ses versements aussi."
+            )
+        body = body.model_copy(update={"currency": Currency(plan.currency)})
+        priced = await payments.price(session, runtime, caller, body)
+        reserved, fee_part = await self._pending(session, plan)
+        amount = priced.checked.amount
+        if amount < fee_part:
+            raise InvalidRequest.field(
+                "amount",
+                "Le premier versement doit couvrir au moins les frais de création du plan "
+                f"({format_major(fee_part, plan.currency)}).",
+            )
+        available = plan.target_amount - plan.paid_amount - reserved
+        if amount - fee_part > available:
+            raise InvalidRequest.field(
+                "amount",
+                f"Ce versement compterait {format_major(amount - fee_part, plan.currency)} "
+                "alors que le reste à payer du plan, versements en attente déduits, est de "
+                f"{format_major(max(available, 0), plan.currency)}.",
+            )
+        payment = await payments.record(
+            session,
+            runtime,
+            caller,
+            body,
+            priced,
+            base_url,
+            description=f"Versement du plan {plan.id}",
+            instalment=Instalment(plan.id, fee_part),
+        )
+        assert payment is not None  # without an external_id, nothing can conflict
+        await payments.initiate(session, runtime, payment, otp=body.otp)
+        return payment
+
+    async def _pending(self, session: AsyncSession, plan: InstallmentPlan) -> tuple[int, int]:
+        """What the plan's pending instalments reserve (the part each will count if it
+        succeeds: DESIGN, they reserve it), and the creation fee part the next instalment
+        must carry: the fee, while it is neither paid nor carried by a pending instalment (so
+        if the instalment carrying it fails, the next one carries it)."""
+        reserved, fee_carried = (
+            await session.execute(
+                select(
+                    func.coalesce(func.sum(Payment.amount - Payment.plan_fee_amount), 0),
+                    func.coalesce(func.bool_or(Payment.plan_fee_amount > 0), False),
+                ).where(Payment.plan_id == plan.id, Payment.status == Outcome.PENDING)
+            )
+        ).one()
+        fee_due = not (plan.creation_fee_paid or fee_carried)
+        return int(reserved), plan.creation_fee_amount if fee_due else 0
+
+    async def cancel(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        caller: Caller,
+        reference: str,
+        reason: str | None,
+    ) -> InstallmentPlan:
+        plan = await self.get(session, caller, reference, lock=True)
+        _ensure_actively_pending(plan)
+        await self._begin_cancellation(session, runtime, plan, reason)
+        return plan
+
+    async def expire(self, session: AsyncSession, runtime: Runtime, plan_id: uuid.UUID) -> None:
+        """The expiry job, due at expires_at: a plan still actively pending is cancelled."""
+        plan = await settlement.lock(session, plan_id)
+        if plan is None or plan.status != PlanStatus.PENDING or plan.cancelled_at is not None:
+            return
+        await self._begin_cancellation(session, runtime, plan, EXPIRED_REASON)
+
+    async def expire_now(
+        self, session: AsyncSession, runtime: Runtime, caller: Caller, reference: str
+    ) -> InstallmentPlan:
+        """Test helper: the expiry, run now; the plan then expires at this instant."""
+        plan = await self.get(session, caller, reference, lock=True)
+        _ensure_actively_pending(plan)
+        plan.expires_at = runtime.clock.now()
+        await self._begin_cancellation(session, runtime, plan, EXPIRED_REASON)
+        return plan
+
+    async def _begin_cancellation(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        plan: InstallmentPlan,
+        reason: str | None,
+    ) -> None:
+        """The plan stays pending, now cancelling: instalments are refused from here on, and
+        the refund job (same transaction) starts the refund, at once or, if instalments are
+        still pending, once the last of them has settled."""
+        now = runtime.clock.now()
+        plan.cancelled_at = now
+        plan.cancellation_reason = reason
+        plan.updated_at = now
+        await session.flush()
+        await queue.enqueue(session, settlement.REFUND_JOB, {"plan_id": str(plan.id)}, now=now)
+
+
+plans = PlanService()

@@ -1,0 +1,82 @@
+"""How the hosted page speaks to a customer: HTML in French, errors included.
+
+The API answers errors with the JSON envelope; a customer's browser on `/pay/...` gets an
+HTML page with the same status code instead, since nobody there reads JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.templating import Jinja2Templates
+
+from cauri.kit.error_handlers import validation_error
+from cauri.kit.errors import CauriError
+from cauri.kit.http import UnitOfWorkRoute
+from cauri.kit.money import EXPONENT
+
+templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+
+# A framed payment page can be overlaid to trick a click (clickjacking); the page needs no
+# script, no image and no resource from elsewhere. No `form-action`: Chromium applies it to
+# the redirect that follows the form, and that redirect goes to the merchant's return_url.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+}
+
+ERROR_TITLES = {
+    404: "Paiement introuvable",
+    409: "Paiement déjà traité",
+    422: "Demande invalide",
+}
+
+NARROW_NBSP = "\u202f"
+
+
+def format_amount(minor: int, currency: str) -> str:
+    """French notation: `1 234 567 XOF`, `12,50 EUR` (narrow no-break space between groups)."""
+    places = EXPONENT[currency]
+    units, cents = divmod(minor, 10**places)
+    text = f"{units:,}".replace(",", NARROW_NBSP)
+    if places:
+        text += f",{cents:0{places}d}"
+    return f"{text}\u00a0{currency}"
+
+
+def page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> Response:
+    return templates.TemplateResponse(
+        request, name, context, status_code=status_code, headers=SECURITY_HEADERS
+    )
+
+
+def error_page(request: Request, error: CauriError) -> Response:
+    title = ERROR_TITLES.get(error.http_status, "Une erreur est survenue")
+    context = {"title": title, "message": error.message}
+    return page(request, "error.html", context, status_code=error.http_status)
+
+
+class PageRoute(UnitOfWorkRoute):
+    """A unit of work whose errors are rendered as HTML pages. The unit of work has already
+    rolled back (or kept a recorded fact) when the error reaches this wrapper."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def handle(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except CauriError as error:
+                return error_page(request, error)
+            except RequestValidationError as invalid:
+                return error_page(request, validation_error(invalid))
+
+        return handle

@@ -1,0 +1,36 @@
+"""The delivery job: one attempt of one delivery.
+
+The worker runs each job in one session transaction, and a session checks out its
+connection on its first query; this handler's first query on that session comes after the
+HTTP call. What the attempt needs is read in a short session of its own before, so no
+connection is held while an endpoint takes its time (up to CAURI_WEBHOOK_TIMEOUT).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.runtime import Runtime
+from cauri.webhooks import DELIVER_JOB, delivery, service
+
+
+async def deliver(session: AsyncSession, runtime: Runtime, payload: dict[str, Any]) -> None:
+    pending = await service.pending_attempt(
+        runtime.sessionmaker, uuid.UUID(payload["delivery_id"]), int(payload["attempt"])
+    )
+    if pending is None:
+        return
+    started_at = runtime.clock.now()
+    outcome = await delivery.send(
+        pending.notification,
+        timestamp=int(started_at.timestamp()),
+        time_limit=runtime.settings.webhook_timeout,
+        allow_private=runtime.settings.webhook_allow_private,
+    )
+    await service.record_attempt(session, runtime, pending, started_at, outcome)
+
+
+HANDLERS = {DELIVER_JOB: deliver}

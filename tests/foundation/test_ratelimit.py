@@ -1,0 +1,175 @@
+"""Spec: Limits (request rate): 120 requests per minute per client IP, then 429
+`rate_limited` with Retry-After; shared through Redis; X-Forwarded-For from trusted proxies."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import uuid
+
+import httpx
+import pytest
+
+from cauri.config import Settings
+from cauri.kit.ratelimit import client_ip, trusted_networks
+from cauri.runtime import Runtime
+from tests.foundation.builders import API, app_with, client_of
+from tests.support import assert_error, make_merchant
+
+REDIS_URL = os.environ.get("CAURI_TEST_REDIS_URL")
+needs_redis = pytest.mark.skipif(not REDIS_URL, reason="CAURI_TEST_REDIS_URL is not set")
+
+
+def fresh_ip() -> str:
+    """A client address no other test (or parallel run on the same Redis) uses."""
+    return str(ipaddress.IPv6Address("2001:db8::") + uuid.uuid4().int % 2**96)
+
+
+def from_ip(ip: str) -> dict[str, str]:
+    return {"X-Forwarded-For": ip}
+
+
+def assert_limited(response: httpx.Response) -> None:
+    assert_error(response, 429, "rate_limited")
+    assert int(response.headers["retry-after"]) > 0
+    assert int(response.headers["retry-after"]) <= 60
+    assert response.headers.get("x-request-id")
+
+
+async def spend(client: httpx.AsyncClient, count: int, **kwargs: object) -> None:
+    """`count` requests that the limit lets through."""
+    for _ in range(count):
+        response = await client.get(f"{API}/payment-modes", **kwargs)  # type: ignore[arg-type]
+        assert response.status_code != 429, f"limited too early: {response.text}"
+
+
+async def test_default_is_120_per_minute_then_429(runtime: Runtime) -> None:
+    assert Settings().rate_limit == "120/minute"
+    async with client_of(app_with(runtime, rate_limit="120/minute")) as client:
+        await spend(client, 120)
+        assert_limited(await client.get(f"{API}/payment-modes"))
+
+
+async def test_sixth_request_is_limited_whatever_it_asks(runtime: Runtime) -> None:
+    merchant = await make_merchant(runtime)
+    async with client_of(app_with(runtime, rate_limit="5/minute")) as client:
+        for _ in range(5):
+            ok = await client.get(f"{API}/payments", headers=merchant.headers())
+            assert ok.status_code == 200
+        # Authenticated or not, known route or not, every request counts against the IP.
+        assert_limited(await client.get(f"{API}/payments", headers=merchant.headers()))
+        assert_limited(await client.post(f"{API}/payments", json={}))
+        assert_limited(await client.get("/nothing"))
+
+
+async def test_limit_is_per_client_ip(runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    # CAURI_TRUSTED_PROXIES from the environment, as a deployment sets it.
+    monkeypatch.setenv("CAURI_TRUSTED_PROXIES", "10.0.0.0/8, 127.0.0.1")
+    monkeypatch.setenv("CAURI_RATE_LIMIT", "5/minute")
+    from_env = Settings()
+    app = app_with(
+        runtime, rate_limit=from_env.rate_limit, trusted_proxies=from_env.trusted_proxies
+    )
+    async with client_of(app, peer="10.1.2.3") as client:
+        await spend(client, 5, headers=from_ip("198.51.100.1"))
+        assert_limited(await client.get(f"{API}/payment-modes", headers=from_ip("198.51.100.1")))
+        # Another client behind the same proxy keeps its own budget.
+        await spend(client, 5, headers=from_ip("198.51.100.2"))
+        # The proxy's own requests (no header) are a third client.
+        await spend(client, 5)
+    # So is another peer reached directly, without any proxy.
+    async with client_of(app, peer="203.0.113.7") as direct:
+        await spend(direct, 5)
+        assert_limited(await direct.get(f"{API}/payment-modes"))
+
+
+async def test_forwarded_for_is_ignored_from_an_untrusted_peer(runtime: Runtime) -> None:
+    app = app_with(runtime, rate_limit="5/minute", trusted_proxies="10.0.0.0/8")
+    async with client_of(app, peer="203.0.113.9") as client:
+        # A client rotating a forged header gets no fresh budget from it.
+        for n in range(5):
+            await spend(client, 1, headers=from_ip(f"198.51.100.{n}"))
+        assert_limited(await client.get(f"{API}/payment-modes", headers=from_ip("198.51.100.99")))
+
+
+async def test_forwarded_for_split_over_several_header_lines(runtime: Runtime) -> None:
+    # Each proxy of a chain may add its own header line; together they are one list (RFC
+    # 9110, 5.3), so the client is still found behind the last proxy.
+    app = app_with(runtime, rate_limit="2/minute", trusted_proxies="10.0.0.0/8")
+    async with client_of(app, peer="10.0.0.1") as client:
+        for client_address in ("198.51.100.1", "198.51.100.2"):
+            chain = [("X-Forwarded-For", client_address), ("X-Forwarded-For", "10.0.0.2")]
+            await spend(client, 2, headers=chain)
+            assert_limited(await client.get(f"{API}/payment-modes", headers=chain))
+
+
+async def test_no_proxy_trusted_by_default(runtime: Runtime) -> None:
+    assert Settings().trusted_proxies == ""
+    async with client_of(app_with(runtime, rate_limit="2/minute")) as client:
+        await spend(client, 1, headers=from_ip("198.51.100.1"))
+        await spend(client, 1, headers=from_ip("198.51.100.2"))
+        assert_limited(await client.get(f"{API}/payment-modes", headers=from_ip("198.51.100.3")))
+
+
+@needs_redis
+async def test_redis_limit_is_shared_between_replicas(runtime: Runtime) -> None:
+    settings = {"rate_limit": "5/minute", "redis_url": REDIS_URL, "trusted_proxies": "127.0.0.1"}
+    ip = fresh_ip()
+    async with (
+        client_of(app_with(runtime, **settings)) as first,
+        client_of(app_with(runtime, **settings)) as second,
+    ):
+        await spend(first, 3, headers=from_ip(ip))
+        await spend(second, 2, headers=from_ip(ip))
+        assert_limited(await second.get(f"{API}/payment-modes", headers=from_ip(ip)))
+        assert_limited(await first.get(f"{API}/payment-modes", headers=from_ip(ip)))
+        # Another address keeps its own budget on both.
+        other = fresh_ip()
+        await spend(first, 3, headers=from_ip(other))
+        await spend(second, 2, headers=from_ip(other))
+    # A replica started later (a process restart) still sees the spent budget: it lives in
+    # Redis, not in any process.
+    async with client_of(app_with(runtime, **settings)) as third:
+        assert_limited(await third.get(f"{API}/payment-modes", headers=from_ip(ip)))
+
+
+async def test_unreachable_redis_does_not_take_the_service_down(runtime: Runtime) -> None:
+    # Nothing listens on port 1; the limiter fails open rather than failing every request.
+    app = app_with(runtime, rate_limit="1/minute", redis_url="redis://127.0.0.1:1/0")
+    merchant = await make_merchant(runtime)
+    async with client_of(app) as client:
+        for _ in range(3):
+            response = await client.get(f"{API}/payments", headers=merchant.headers())
+            assert response.status_code == 200
+
+
+PROXIES = trusted_networks("10.0.0.0/8, 192.168.1.1, 2001:db8:ffff::/48")
+
+
+@pytest.mark.parametrize(
+    ("peer", "forwarded_for", "expected"),
+    [
+        ("203.0.113.5", None, "203.0.113.5"),
+        ("203.0.113.5", "198.51.100.1", "203.0.113.5"),  # untrusted peer: header ignored
+        ("10.0.0.1", None, "10.0.0.1"),  # a trusted peer without header is the client
+        ("10.0.0.1", "198.51.100.1", "198.51.100.1"),
+        ("10.0.0.1", " 198.51.100.1 ", "198.51.100.1"),
+        # Right to left: a client cannot hide behind a hop it wrote itself.
+        ("10.0.0.1", "1.1.1.1, 198.51.100.1", "198.51.100.1"),
+        ("10.0.0.1", "1.1.1.1, 198.51.100.1, 192.168.1.1, 10.9.9.9", "198.51.100.1"),
+        ("10.0.0.1", "10.2.2.2, 192.168.1.1", "10.2.2.2"),  # all trusted: the first hop
+        ("10.0.0.1", "", "10.0.0.1"),
+        ("10.0.0.1", " , ", "10.0.0.1"),
+        ("2001:db8:ffff::1", "2001:db8:1::5", "2001:db8:1::5"),
+        ("192.168.1.2", "198.51.100.1", "192.168.1.2"),  # a host entry is that host only
+        (None, None, "unknown"),
+        (None, "198.51.100.1", "unknown"),
+    ],
+)
+def test_client_ip(peer: str | None, forwarded_for: str | None, expected: str) -> None:
+    assert client_ip(peer, forwarded_for, PROXIES) == expected
+
+
+def test_no_trusted_proxies_means_the_peer() -> None:
+    assert trusted_networks("") == []
+    assert client_ip("10.0.0.1", "198.51.100.1", trusted_networks(" ")) == "10.0.0.1"

@@ -1,0 +1,144 @@
+"""Builders for the installment plan tests: platform settings, API calls, ledger reads and the
+plan-level reconciliation check."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import httpx
+from sqlalchemy import text
+
+from cauri.kit.db import unit_of_work
+from cauri.ledger import accounts
+from cauri.ledger.service import balance
+from cauri.platform.service import update_settings
+from cauri.runtime import Runtime
+from tests.support import MerchantKeys, momo_body, scalar
+
+PLANS = "/api/v1/installment-plans"
+SETTLE_DELAY = 10  # CAURI_TEST_SETTLE_DELAY's default
+
+
+async def set_plan_settings(runtime: Runtime, **changes: Any) -> None:
+    """`cauri settings set --plan-…` as the CLI does it (percentages as strings)."""
+    values = {
+        key: Decimal(value) if isinstance(value, str) else value for key, value in changes.items()
+    }
+    async with unit_of_work(runtime.sessionmaker) as session:
+        await update_settings(session, values, runtime.clock.now())
+
+
+async def create_plan(
+    client: httpx.AsyncClient, merchant: MerchantKeys, *, livemode: bool = False, **body: Any
+) -> dict[str, Any]:
+    response = await client.post(
+        PLANS, json={"target_amount": 10_000} | body, headers=merchant.headers(livemode)
+    )
+    assert response.status_code == 201, response.text
+    data: dict[str, Any] = response.json()["data"]
+    return data
+
+
+async def pay(
+    client: httpx.AsyncClient, merchant: MerchantKeys, reference: str, **body: Any
+) -> httpx.Response:
+    """An instalment by Mobile Money (MTN Bénin, ending 0000: succeeds at once)."""
+    return await client.post(
+        f"{PLANS}/{reference}/payments", json=momo_body(**body), headers=merchant.headers()
+    )
+
+
+async def cancel(
+    client: httpx.AsyncClient, merchant: MerchantKeys, reference: str, reason: str | None = None
+) -> httpx.Response:
+    body = {"reason": reason} if reason is not None else {}
+    return await client.post(f"{PLANS}/{reference}/cancel", json=body, headers=merchant.headers())
+
+
+async def expire(
+    client: httpx.AsyncClient, merchant: MerchantKeys, reference: str, *, livemode: bool = False
+) -> httpx.Response:
+    return await client.post(
+        f"/api/v1/test-helpers/installment-plans/{reference}/expire",
+        headers=merchant.headers(livemode),
+    )
+
+
+async def fetch(
+    client: httpx.AsyncClient, merchant: MerchantKeys, reference: str
+) -> dict[str, Any]:
+    response = await client.get(f"{PLANS}/{reference}", headers=merchant.headers())
+    assert response.status_code == 200, response.text
+    data: dict[str, Any] = response.json()["data"]
+    return data
+
+
+async def escrow(
+    runtime: Runtime, merchant_id: str, plan_reference: str, currency: str = "XOF"
+) -> int:
+    async with runtime.sessionmaker() as session:
+        return await balance(
+            session, accounts.plan_escrow(merchant_id, plan_reference, False, currency)
+        )
+
+
+async def available(runtime: Runtime, merchant_id: str, currency: str = "XOF") -> int:
+    async with runtime.sessionmaker() as session:
+        return await balance(session, accounts.merchant_available(merchant_id, False, currency))
+
+
+async def platform(runtime: Runtime, kind: str, currency: str = "XOF") -> int:
+    """A platform revenue account: `fees`, `plan_fees` or `penalties` (test environment)."""
+    async with runtime.sessionmaker() as session:
+        return await balance(session, accounts.platform(kind, False, currency))
+
+
+async def count(runtime: Runtime, sql: str, **params: Any) -> int:
+    return int(await scalar(runtime, sql, **params))
+
+
+_PLAN_MONEY = text(
+    "SELECT coalesce(sum(p.amount) FILTER (WHERE p.account NOT LIKE 'operator:%'), 0), "
+    "       coalesce(sum(p.amount) "
+    "                FILTER (WHERE p.account LIKE '%:plan:' || :plan || ':escrow:%'), 0), "
+    "       coalesce(sum(p.amount) FILTER (WHERE t.kind = 'plan_release' AND p.amount > 0), 0), "
+    "       coalesce(sum(p.amount) FILTER (WHERE p.account LIKE 'platform:plan_fees:%'), 0), "
+    "       coalesce(sum(p.amount) FILTER (WHERE p.account LIKE 'platform:penalties:%'), 0), "
+    "       coalesce(sum(p.amount) FILTER (WHERE t.kind = 'plan_refund' AND p.amount > 0), 0) "
+    "FROM ledger_postings p JOIN ledger_transactions t ON t.id = p.transaction_id "
+    "WHERE t.reference = :plan "
+    "   OR t.reference IN "
+    "      (SELECT CAST(id AS text) FROM payments WHERE CAST(plan_id AS text) = :plan)"
+)
+_SUCCEEDED_TOTAL = text(
+    "SELECT coalesce(sum(amount + fee_amount), 0) FROM payments "
+    "WHERE CAST(plan_id AS text) = :plan AND status = 'succeeded'"
+)
+_PLAN_ROW = text(
+    "SELECT status, paid_amount, target_amount, creation_fee_amount, creation_fee_paid, "
+    "       coalesce(penalty_amount, 0), coalesce(refund_amount, 0) "
+    "FROM installment_plans WHERE CAST(id AS text) = :plan"
+)
+
+
+async def assert_plan_reconciles(runtime: Runtime, plan_reference: str) -> None:
+    """The plan's money, from the ledger alone: escrow + merchant balance + platform accounts
+    hold what its succeeded instalments debited, minus what was refunded; and each account
+    holds what the plan's state says it should."""
+    async with runtime.sessionmaker() as session:
+        params = {"plan": plan_reference}
+        kept, in_escrow, released, plan_fees, penalties, refunded = (
+            await session.execute(_PLAN_MONEY, params)
+        ).one()
+        debited = (await session.execute(_SUCCEEDED_TOTAL, params)).scalar_one()
+        status, paid, target, fee, fee_paid, penalty, refund = (
+            await session.execute(_PLAN_ROW, params)
+        ).one()
+    assert kept == debited - refunded, (kept, debited, refunded)
+    assert plan_fees == (fee if fee_paid else 0)
+    assert penalties == penalty
+    assert released == (target if status == "succeeded" else 0)
+    assert refunded == (refund if status == "refunded" else 0)
+    assert in_escrow == paid - released - penalties - refunded
+    assert 0 <= paid <= target
