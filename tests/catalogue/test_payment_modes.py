@@ -150,6 +150,14 @@ async def test_invalid_filter_is_422(
     assert field in error["details"]
 
 
+async def test_country_filter_is_case_insensitive(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    listed = await modes(client, merchant.headers(), country="sn")
+    assert {m["operator"] for m in listed} == {"orange_sn", "free_sn", "wave_sn"}
+
+
 async def test_catalogue_requires_a_key(client: httpx.AsyncClient) -> None:
     assert_error(await client.get(PAYMENT_MODES), 401, "unauthorized")
 

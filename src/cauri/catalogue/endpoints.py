@@ -11,7 +11,8 @@ from cauri.operators.catalogue import COUNTRY_NAMES, ModeType, filtered
 
 router = APIRouter(route_class=UnitOfWorkRoute, tags=["payment modes"])
 
-CountryCode = Annotated[str, Query(pattern="^(" + "|".join(COUNTRY_NAMES) + ")$")]
+# Case-insensitive, like operator codes.
+CountryCode = Annotated[str, Query(pattern="(?i)^(" + "|".join(COUNTRY_NAMES) + ")$")]
 
 
 @router.get("/payment-modes")
@@ -25,7 +26,11 @@ async def list_payment_modes(
     """The platform's modes open to this account in the key's environment, with the
     account's own fees (spec: the fees shown are those applied to that account)."""
     modes = await open_modes(
-        session, caller.merchant_id, caller.livemode, filtered(type, country), runtime.operators
+        session,
+        caller.merchant_id,
+        caller.livemode,
+        filtered(type, country.upper() if country else None),
+        runtime.operators,
     )
     return ok(
         [

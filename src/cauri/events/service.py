@@ -12,7 +12,7 @@ from sqlalchemy import String, func, insert, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit.errors import NotFound
-from cauri.kit.pagination import Page
+from cauri.kit.pagination import Page, paginate
 from cauri.merchants.auth import Caller
 from cauri.models import Event, WebhookDelivery, WebhookEndpoint
 from cauri.webhooks import DELIVER_JOB
@@ -136,12 +136,13 @@ async def list_events(
     conditions = [Event.merchant_id == caller.merchant_id, Event.livemode == caller.livemode]
     if type is not None:
         conditions.append(Event.type == type)
-    total = await session.scalar(select(func.count()).select_from(Event).where(*conditions))
-    rows = await session.scalars(
-        select(Event)
-        .where(*conditions)
-        .order_by(Event.created_at.desc(), Event.id.desc())
-        .offset(page.offset)
-        .limit(page.per_page)
+    return await paginate(
+        session,
+        Event,
+        conditions,
+        (
+            Event.created_at.desc(),
+            Event.id.desc(),
+        ),
+        page,
     )
-    return rows.all(), int(total or 0)

@@ -10,7 +10,10 @@ import structlog
 def configure(json_lines: bool) -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     renderer: structlog.typing.Processor = (
-        structlog.processors.JSONRenderer() if json_lines else structlog.dev.ConsoleRenderer()
+        structlog.processors.JSONRenderer()
+        if json_lines
+        # Plain tracebacks: rich's are slow to render, and a burst of errors would stall.
+        else structlog.dev.ConsoleRenderer(exception_formatter=structlog.dev.plain_traceback)
     )
     structlog.configure(
         processors=[

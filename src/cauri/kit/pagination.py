@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Query
+from sqlalchemy import ColumnElement, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+Row = TypeVar("Row")
 
 
 @dataclass(frozen=True)
@@ -27,6 +32,25 @@ def _page(
 
 
 PageDep = Annotated[Page, Depends(_page)]
+
+
+async def paginate(
+    session: AsyncSession,
+    entity: type[Row],
+    conditions: Sequence[ColumnElement[bool]],
+    order_by: Sequence[ColumnElement[Any]],
+    page: Page,
+) -> tuple[Sequence[Row], int]:
+    """One page of `entity` rows matching `conditions`, and how many match in all."""
+    total = await session.scalar(select(func.count()).select_from(entity).where(*conditions))
+    rows = await session.scalars(
+        select(entity)
+        .where(*conditions)
+        .order_by(*order_by)
+        .offset(page.offset)
+        .limit(page.per_page)
+    )
+    return rows.all(), int(total or 0)
 
 
 def listing(items: list[Any], page: Page, total: int) -> dict[str, Any]:

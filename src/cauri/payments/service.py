@@ -7,14 +7,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.events import service as events
 from cauri.kit.errors import Conflict, NotFound, PaymentFailed, Unauthorized
 from cauri.kit.ids import short_identifier
-from cauri.kit.pagination import Page
+from cauri.kit.pagination import Page, paginate
 from cauri.ledger import accounts
 from cauri.ledger.service import Entry, transfer
 from cauri.merchants.auth import Caller
@@ -26,6 +26,7 @@ from cauri.payments import rules
 from cauri.payments.schemas import PaymentCreate, PaymentFields, payment_object
 from cauri.plans import settlement as plan_settlement
 from cauri.runtime import Runtime
+from cauri.webhooks import url_safety
 from cauri.worker import queue
 
 CHECK_STATUS_JOB = "payments.check_status"
@@ -99,6 +100,12 @@ class PaymentService:
         Writes nothing."""
         mode = rules.resolve_mode(body)
         checked = rules.check(body, mode)
+        if body.callback_url is not None:
+            url_safety.require_safe(
+                body.callback_url,
+                field="callback_url",
+                allow_private=runtime.settings.webhook_allow_private,
+            )
         terms = await payment_terms(
             session, caller.merchant_id, caller.livemode, mode, runtime.operators
         )
@@ -260,15 +267,16 @@ class PaymentService:
         ]
         if status is not None:
             conditions.append(Payment.status == status)
-        total = await session.scalar(select(func.count()).select_from(Payment).where(*conditions))
-        rows = await session.scalars(
-            select(Payment)
-            .where(*conditions)
-            .order_by(Payment.created_at.desc(), Payment.id.desc())
-            .offset(page.offset)
-            .limit(page.per_page)
+        return await paginate(
+            session,
+            Payment,
+            conditions,
+            (
+                Payment.created_at.desc(),
+                Payment.id.desc(),
+            ),
+            page,
         )
-        return rows.all(), int(total or 0)
 
     async def lock(self, session: AsyncSession, payment_id: uuid.UUID) -> Payment | None:
         # populate_existing: a caller that read the payment before (the hosted page, a test

@@ -31,7 +31,7 @@ from cauri.kit.errors import (
 )
 from cauri.kit.ids import prefixed
 from cauri.kit.money import EXPONENT, format_major, to_minor
-from cauri.kit.pagination import Page
+from cauri.kit.pagination import Page, paginate
 from cauri.ledger import accounts
 from cauri.ledger.service import Entry
 from cauri.merchants.auth import Caller
@@ -338,15 +338,16 @@ class PayoutService:
             conditions.append(Payout.created_at >= period.start)
         if period.end is not None:
             conditions.append(Payout.created_at < period.end)
-        total = await session.scalar(select(func.count()).select_from(Payout).where(*conditions))
-        rows = await session.scalars(
-            select(Payout)
-            .where(*conditions)
-            .order_by(Payout.created_at.desc(), Payout.reference.desc())
-            .offset(page.offset)
-            .limit(page.per_page)
+        return await paginate(
+            session,
+            Payout,
+            conditions,
+            (
+                Payout.created_at.desc(),
+                Payout.reference.desc(),
+            ),
+            page,
         )
-        return rows.all(), int(total or 0)
 
     async def _lock(self, session: AsyncSession, reference: str) -> Payout | None:
         # populate_existing: the state checked under the lock is the one after the wait.

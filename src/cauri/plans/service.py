@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.kit.errors import Conflict, InvalidRequest, NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.kit.money import EXPONENT, Currency, format_major, percent_of, to_minor
-from cauri.kit.pagination import Page
+from cauri.kit.pagination import Page, paginate
 from cauri.merchants.auth import Caller
 from cauri.models import InstallmentPlan, Payment, PlatformSettings
 from cauri.models.plans import PlanStatus
@@ -158,17 +158,16 @@ class PlanService:
             InstallmentPlan.merchant_id == caller.merchant_id,
             InstallmentPlan.livemode == caller.livemode,
         ]
-        total = await session.scalar(
-            select(func.count()).select_from(InstallmentPlan).where(*conditions)
+        return await paginate(
+            session,
+            InstallmentPlan,
+            conditions,
+            (
+                InstallmentPlan.created_at.desc(),
+                InstallmentPlan.id.desc(),
+            ),
+            page,
         )
-        rows = await session.scalars(
-            select(InstallmentPlan)
-            .where(*conditions)
-            .order_by(InstallmentPlan.created_at.desc(), InstallmentPlan.id.desc())
-            .offset(page.offset)
-            .limit(page.per_page)
-        )
-        return rows.all(), int(total or 0)
 
     async def add_instalment(
         self,

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Integer, String, func, insert, literal, select, update
+from sqlalchemy import Integer, String, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cauri.events import service as events
-from cauri.kit.errors import Conflict, InvalidRequest, NotFound
-from cauri.kit.pagination import Page
+from cauri.kit.errors import Conflict, NotFound
+from cauri.kit.pagination import Page, paginate
 from cauri.merchants.auth import Caller
 from cauri.merchants.service import new_webhook_secret
 from cauri.models import Event, WebhookAttempt, WebhookDelivery, WebhookEndpoint
@@ -65,12 +65,9 @@ async def configure(
     configured = await endpoint(session, caller, lock=True)
     if change.url_given:
         if change.url is not None:
-            try:
-                url_safety.check_url(
-                    change.url, allow_private=runtime.settings.webhook_allow_private
-                )
-            except url_safety.UnsafeUrl as exc:
-                raise InvalidRequest.field("url", str(exc)) from None
+            url_safety.require_safe(
+                change.url, field="url", allow_private=runtime.settings.webhook_allow_private
+            )
         configured.url = change.url
     if change.rotate_secret:
         # Attempts read the secret when they are sent: pending retries sign with the new one.
@@ -104,17 +101,16 @@ async def list_deliveries(
         WebhookDelivery.merchant_id == caller.merchant_id,
         WebhookDelivery.livemode == caller.livemode,
     ]
-    total = await session.scalar(
-        select(func.count()).select_from(WebhookDelivery).where(*conditions)
+    return await paginate(
+        session,
+        WebhookDelivery,
+        conditions,
+        (
+            WebhookDelivery.created_at.desc(),
+            WebhookDelivery.id.desc(),
+        ),
+        page,
     )
-    rows = await session.scalars(
-        select(WebhookDelivery)
-        .where(*conditions)
-        .order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc())
-        .offset(page.offset)
-        .limit(page.per_page)
-    )
-    return rows.all(), int(total or 0)
 
 
 async def retry(

@@ -15,6 +15,8 @@ import socket
 
 import httpx
 
+from cauri.kit.errors import InvalidRequest
+
 MAX_URL_LENGTH = 2048
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -61,6 +63,14 @@ def check_url(url: str, *, allow_private: bool) -> httpx.URL:
         if parsed.host == "localhost" or parsed.host.endswith(".localhost"):
             raise UnsafeUrl("L'URL désigne la machine locale.")
     return parsed
+
+
+def require_safe(url: str, *, field: str, allow_private: bool) -> None:
+    """check_url for a request field: a refusal is the API's 422 on that field."""
+    try:
+        check_url(url, allow_private=allow_private)
+    except UnsafeUrl as exc:
+        raise InvalidRequest.field(field, str(exc)) from None
 
 
 async def resolve(url: httpx.URL, *, allow_private: bool) -> list[str]:
