@@ -4,18 +4,63 @@ At initiation the debit and the operator's first answer stand or fall together: 
 is written in a savepoint, the operator is asked, and a refusal rolls the savepoint back, so
 a refused disbursement leaves nothing taken (no debit and reversal pair either). Once the
 operator has accepted, a later failure is undone by the reverse transfer.
+
+`Flow` is the life of one such row after that: an operator's answer is applied (a final one
+finishes the row, a pending one is asked again later by a status job), and the final state
+is recorded with its event and, for a failure after the debit, the re-credit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, Generic, Protocol, TypeVar
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.kit.errors import InsufficientFunds
+from cauri.events import service as events
+from cauri.kit.errors import InsufficientFunds, PayoutFailed
 from cauri.ledger.service import Entry, Overdraft, transfer
 from cauri.operators.protocol import Disbursement, OperatorAdapter, OperatorResult, Outcome
+from cauri.runtime import Runtime
+from cauri.worker import queue
+
+
+class Disbursed(Protocol):
+    """A row whose money an operator sends: a payout or a refund."""
+
+    reference: str
+    merchant_id: str
+    livemode: bool
+    status: str
+    amount: int
+    currency: str
+    operator: str
+    phone_number: str
+    reason: str | None
+    operator_reference: str | None
+    failure_reason: str | None
+    updated_at: datetime
+    completed_at: datetime | None
+
+
+Row = TypeVar("Row", bound=Disbursed)
+
+# Finishes one row with (outcome, reason): the domain's own final steps around Flow.finish.
+Finish = Callable[[Outcome, str | None], Awaitable[None]]
+
+
+def disbursement(row: Disbursed) -> Disbursement:
+    return Disbursement(
+        reference=row.reference,
+        operator=row.operator,
+        amount=row.amount,
+        currency=row.currency,
+        phone_number=row.phone_number,
+        reason=row.reason,
+    )
 
 
 async def debit(
@@ -54,14 +99,120 @@ async def debit_and_disburse(
     return result
 
 
-async def reverse(
-    session: AsyncSession, *, kind: str, reference: str, entries: Sequence[Entry], at: datetime
-) -> None:
-    """Undoes a debit that the operator later refused: the balance is re-credited."""
-    await transfer(
-        session,
-        kind=kind,
-        reference=reference,
-        entries=[Entry(entry.account, -entry.amount) for entry in entries],
-        at=at,
-    )
+@dataclass(frozen=True)
+class Flow(Generic[Row]):
+    """What differs between payouts and refunds; the mechanism is the methods."""
+
+    model: type[Row]
+    kind: str  # the debit's ledger kind, `<kind>_reversal` its re-credit, `<kind>.*` events
+    check_job: str  # the status job, payload {"reference": ...}
+    entries: Callable[[Row], Sequence[Entry]]  # the debit
+    describe: Callable[[Row], dict[str, Any]]  # the event's data
+    unavailable: str  # the 402 when no adapter can send it
+    refused: str | None  # the 402 when the operator refuses at once (None: the default)
+
+    async def lock(self, session: AsyncSession, reference: str) -> Row | None:
+        # populate_existing: the state checked under the lock is the one after the wait.
+        return (
+            await session.scalars(
+                select(self.model)
+                .filter_by(reference=reference)
+                .with_for_update()
+                .execution_options(populate_existing=True)
+            )
+        ).one_or_none()
+
+    async def initiate(
+        self, session: AsyncSession, runtime: Runtime, row: Row, finish: Finish
+    ) -> OperatorResult:
+        """Debits and sends; returns the operator's answer once accepted (the row is then
+        debited). A refusal, or no operator to send through, is finished failed with
+        nothing taken, then raised (402 payout_failed)."""
+        adapter = runtime.operators.adapter(row.operator, row.livemode)
+        if adapter is None:
+            await finish(Outcome.FAILED, "operator_unavailable")
+            raise PayoutFailed(self.unavailable)
+        result = await debit_and_disburse(
+            session,
+            adapter,
+            disbursement(row),
+            kind=self.kind,
+            entries=self.entries(row),
+            at=runtime.clock.now(),
+        )
+        if result.outcome is Outcome.FAILED:
+            await finish(Outcome.FAILED, result.reason)
+            raise PayoutFailed(self.refused)
+        return result
+
+    async def apply(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        row: Row,
+        result: OperatorResult,
+        finish: Finish,
+    ) -> None:
+        """Applies an operator's answer about a debited, pending row."""
+        if result.operator_reference is not None:
+            row.operator_reference = result.operator_reference
+        if result.outcome is not Outcome.PENDING:
+            await finish(result.outcome, result.reason)
+            return
+        await session.flush()
+        if result.check_after is not None:
+            await queue.enqueue(
+                session,
+                self.check_job,
+                {"reference": row.reference},
+                now=runtime.clock.now(),
+                delay=result.check_after,
+            )
+
+    async def recheck(
+        self, session: AsyncSession, runtime: Runtime, row: Row, finish: Finish
+    ) -> None:
+        """Asks the operator again about a pending, debited row (a delayed outcome)."""
+        adapter = runtime.operators.adapter(row.operator, row.livemode)
+        if adapter is None:
+            return
+        result = await adapter.disbursement_status(disbursement(row))
+        await self.apply(session, runtime, row, result, finish)
+
+    async def finish(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        row: Row,
+        outcome: Outcome,
+        reason: str | None,
+        *,
+        debited: bool,
+        callback_url: str | None = None,
+    ) -> None:
+        """Moves a pending row to its final state with its event; a failure of a debited
+        row re-credits the balance, in the same transaction (spec: balance already
+        re-credited)."""
+        now = runtime.clock.now()
+        if outcome is Outcome.FAILED and debited:
+            await transfer(
+                session,
+                kind=f"{self.kind}_reversal",
+                reference=row.reference,
+                entries=[Entry(entry.account, -entry.amount) for entry in self.entries(row)],
+                at=now,
+            )
+        row.status = outcome.value
+        row.failure_reason = reason
+        row.completed_at = now
+        row.updated_at = now
+        await session.flush()
+        await events.emit(
+            session,
+            merchant_id=row.merchant_id,
+            livemode=row.livemode,
+            type=f"{self.kind}.{outcome.value}",
+            data=self.describe(row),
+            at=now,
+            callback_url=callback_url,
+        )

@@ -13,20 +13,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.events import service as events
 from cauri.kit import phone
 from cauri.kit.errors import (
     Conflict,
     InsufficientFunds,
     InvalidRequest,
     NotFound,
-    PayoutFailed,
     PayoutLimitExceeded,
 )
 from cauri.kit.ids import prefixed
@@ -39,7 +38,7 @@ from cauri.merchants.contract import PAYOUT, terms_for
 from cauri.models import Merchant, Payout
 from cauri.operators import catalogue
 from cauri.operators.catalogue import COUNTRY_CURRENCY, PaymentMode
-from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
+from cauri.operators.protocol import Outcome
 from cauri.payouts import disbursing
 from cauri.payouts.schemas import PayoutCreate, Period, payout_object
 from cauri.runtime import Runtime
@@ -77,15 +76,15 @@ def _entries(payout: Payout) -> list[Entry]:
     return entries
 
 
-def _disbursement(payout: Payout) -> Disbursement:
-    return Disbursement(
-        reference=payout.reference,
-        operator=payout.operator,
-        amount=payout.amount,
-        currency=payout.currency,
-        phone_number=payout.phone_number,
-        reason=payout.reason,
-    )
+_FLOW = disbursing.Flow(
+    model=Payout,
+    kind="payout",
+    check_job=CHECK_STATUS_JOB,
+    entries=_entries,
+    describe=payout_object,
+    unavailable="Le service de transfert de cet opérateur est indisponible.",
+    refused=None,
+)
 
 
 def _payout_mode(operator: str, currency: str) -> PaymentMode:
@@ -232,44 +231,10 @@ class PayoutService:
             )
 
     async def _initiate(self, session: AsyncSession, runtime: Runtime, payout: Payout) -> None:
-        """Debits and sends; a refusal at initiation (or no operator to send through) is
-        recorded failed with nothing taken, then raised (402 payout_failed)."""
-        adapter = runtime.operators.adapter(payout.operator, payout.livemode)
-        if adapter is None:
-            await self._finish(session, runtime, payout, Outcome.FAILED, "operator_unavailable")
-            raise PayoutFailed("Le service de transfert de cet opérateur est indisponible.")
-        result = await disbursing.debit_and_disburse(
-            session,
-            adapter,
-            _disbursement(payout),
-            kind="payout",
-            entries=_entries(payout),
-            at=runtime.clock.now(),
-        )
-        if result.outcome is Outcome.FAILED:
-            await self._finish(session, runtime, payout, Outcome.FAILED, result.reason)
-            raise PayoutFailed()
+        finish = partial(self._finish, session, runtime, payout)
+        result = await _FLOW.initiate(session, runtime, payout, finish)
         payout.debited = True
-        await self._apply(session, runtime, payout, result)
-
-    async def _apply(
-        self, session: AsyncSession, runtime: Runtime, payout: Payout, result: OperatorResult
-    ) -> None:
-        """Applies an operator's answer about a debited, pending payout."""
-        if result.operator_reference is not None:
-            payout.operator_reference = result.operator_reference
-        if result.outcome is not Outcome.PENDING:
-            await self._finish(session, runtime, payout, result.outcome, result.reason)
-            return
-        await session.flush()
-        if result.check_after is not None:
-            await queue.enqueue(
-                session,
-                CHECK_STATUS_JOB,
-                {"reference": payout.reference},
-                now=runtime.clock.now(),
-                delay=result.check_after,
-            )
+        await _FLOW.apply(session, runtime, payout, result, finish)
 
     async def _finish(
         self,
@@ -279,31 +244,12 @@ class PayoutService:
         outcome: Outcome,
         reason: str | None,
     ) -> None:
-        """Moves a pending payout to its final state with its event; a failure re-credits
-        what was debited, in the same transaction (spec: balance already re-credited)."""
-        now = runtime.clock.now()
-        if outcome is Outcome.FAILED and payout.debited:
-            await disbursing.reverse(
-                session,
-                kind="payout_reversal",
-                reference=payout.reference,
-                entries=_entries(payout),
-                at=now,
-            )
+        """A failure re-credits what was debited, if it was (held and refused payouts
+        never were)."""
+        debited = payout.debited
+        if outcome is Outcome.FAILED:
             payout.debited = False
-        payout.status = outcome.value
-        payout.failure_reason = reason
-        payout.completed_at = now
-        payout.updated_at = now
-        await session.flush()
-        await events.emit(
-            session,
-            merchant_id=payout.merchant_id,
-            livemode=payout.livemode,
-            type=f"payout.{outcome.value}",
-            data=payout_object(payout),
-            at=now,
-        )
+        await _FLOW.finish(session, runtime, payout, outcome, reason, debited=debited)
 
     async def get(self, session: AsyncSession, caller: Caller, reference: str) -> Payout:
         """By reference or by the merchant's external_id, within the caller's environment."""
@@ -349,19 +295,8 @@ class PayoutService:
             page,
         )
 
-    async def _lock(self, session: AsyncSession, reference: str) -> Payout | None:
-        # populate_existing: the state checked under the lock is the one after the wait.
-        return (
-            await session.scalars(
-                select(Payout)
-                .where(Payout.reference == reference)
-                .with_for_update()
-                .execution_options(populate_existing=True)
-            )
-        ).one_or_none()
-
     async def _held(self, session: AsyncSession, reference: str) -> Payout:
-        payout = await self._lock(session, reference)
+        payout = await _FLOW.lock(session, reference)
         if payout is None:
             raise NotFound(f"Transfert introuvable : {reference}.")
         if payout.status != Outcome.PENDING or payout.approval != REQUIRED:
@@ -375,7 +310,11 @@ class PayoutService:
         now = runtime.clock.now()
         try:
             await disbursing.debit(
-                session, kind="payout", reference=payout.reference, entries=_entries(payout), at=now
+                session,
+                kind=_FLOW.kind,
+                reference=payout.reference,
+                entries=_entries(payout),
+                at=now,
             )
         except InsufficientFunds as exc:
             raise InsufficientFunds(
@@ -400,25 +339,26 @@ class PayoutService:
     async def send_approved(self, session: AsyncSession, runtime: Runtime, reference: str) -> None:
         """The job after an approval. With no adapter for the operator in this process the
         payout fails and the balance is re-credited: it never stays debited and unsent."""
-        payout = await self._lock(session, reference)
+        payout = await _FLOW.lock(session, reference)
         if payout is None or payout.status != Outcome.PENDING or payout.approval != APPROVED:
             return
         adapter = runtime.operators.adapter(payout.operator, payout.livemode)
         if adapter is None:
             await self._finish(session, runtime, payout, Outcome.FAILED, "operator_unavailable")
             return
-        await self._apply(session, runtime, payout, await adapter.disburse(_disbursement(payout)))
+        result = await adapter.disburse(disbursing.disbursement(payout))
+        await _FLOW.apply(
+            session, runtime, payout, result, partial(self._finish, session, runtime, payout)
+        )
 
     async def check_status(self, session: AsyncSession, runtime: Runtime, reference: str) -> None:
         """Asks the operator again about a pending payout (a delayed outcome)."""
-        payout = await self._lock(session, reference)
+        payout = await _FLOW.lock(session, reference)
         if payout is None or payout.status != Outcome.PENDING or not payout.debited:
             return
-        adapter = runtime.operators.adapter(payout.operator, payout.livemode)
-        if adapter is None:
-            return
-        result = await adapter.disbursement_status(_disbursement(payout))
-        await self._apply(session, runtime, payout, result)
+        await _FLOW.recheck(
+            session, runtime, payout, partial(self._finish, session, runtime, payout)
+        )
 
     async def force_outcome(
         self,
@@ -430,7 +370,7 @@ class PayoutService:
     ) -> Payout:
         """Test helper: decides a pending test payout now."""
         found = await self.get(session, caller, reference)
-        payout = await self._lock(session, found.reference)
+        payout = await _FLOW.lock(session, found.reference)
         if payout is None or payout.status != Outcome.PENDING:
             raise Conflict(f"Le transfert n'est plus en attente ({found.status}).")
         await self._finish(session, runtime, payout, outcome, "test_helper")

@@ -7,6 +7,7 @@ refund re-credits the balance and leaves the payment succeeded, so it can be ref
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from sqlalchemy import select, text
@@ -14,20 +15,19 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.events import service as events
-from cauri.kit.errors import Conflict, InvalidRequest, NotFound, PayoutFailed
+from cauri.kit.errors import Conflict, InvalidRequest, NotFound
 from cauri.kit.ids import prefixed
 from cauri.ledger import accounts
 from cauri.ledger.service import Entry
 from cauri.merchants.auth import Caller
 from cauri.models import Payment, Refund
 from cauri.operators import catalogue
-from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
+from cauri.operators.protocol import Outcome
 from cauri.payments.schemas import payment_object
 from cauri.payments.service import payments
 from cauri.payouts import disbursing
 from cauri.refunds.schemas import refund_object
 from cauri.runtime import Runtime
-from cauri.worker import queue
 
 CHECK_STATUS_JOB = "refunds.check_status"
 
@@ -40,15 +40,15 @@ def _entries(refund: Refund) -> list[Entry]:
     ]
 
 
-def _disbursement(refund: Refund) -> Disbursement:
-    return Disbursement(
-        reference=refund.reference,
-        operator=refund.operator,
-        amount=refund.amount,
-        currency=refund.currency,
-        phone_number=refund.phone_number,
-        reason=refund.reason,
-    )
+_FLOW = disbursing.Flow(
+    model=Refund,
+    kind="refund",
+    check_job=CHECK_STATUS_JOB,
+    entries=_entries,
+    describe=refund_object,
+    unavailable="Le service de remboursement de cet opérateur est indisponible.",
+    refused="L'opérateur a refusé le remboursement ; rien n'a été débité.",
+)
 
 
 def _check_refundable(payment: Payment) -> str:
@@ -105,46 +105,18 @@ class RefundService:
         refund = (await session.scalars(statement)).one_or_none()
         if refund is None:
             raise Conflict("Ce paiement a déjà un remboursement en cours ou réussi.")
-        adapter = runtime.operators.adapter(refund.operator, refund.livemode)
-        if adapter is None:
-            await self._finish(
-                session, runtime, refund, payment, Outcome.FAILED, "operator_unavailable"
-            )
-            raise PayoutFailed("Le service de remboursement de cet opérateur est indisponible.")
-        result = await disbursing.debit_and_disburse(
-            session, adapter, _disbursement(refund), kind="refund", entries=_entries(refund), at=now
+        unsent = partial(self._finish, session, runtime, refund, payment)
+        result = await _FLOW.initiate(session, runtime, refund, unsent)
+        await _FLOW.apply(
+            session, runtime, refund, result, self._debited(session, runtime, refund, payment)
         )
-        if result.outcome is Outcome.FAILED:
-            await self._finish(session, runtime, refund, payment, Outcome.FAILED, result.reason)
-            raise PayoutFailed("L'opérateur a refusé le remboursement ; rien n'a été débité.")
-        await self._apply(session, runtime, refund, payment, result)
         return refund
 
-    async def _apply(
-        self,
-        session: AsyncSession,
-        runtime: Runtime,
-        refund: Refund,
-        payment: Payment,
-        result: OperatorResult,
-    ) -> None:
-        """Applies an operator's answer about a refund already debited."""
-        if result.operator_reference is not None:
-            refund.operator_reference = result.operator_reference
-        if result.outcome is not Outcome.PENDING:
-            await self._finish(
-                session, runtime, refund, payment, result.outcome, result.reason, recredit=True
-            )
-            return
-        await session.flush()
-        if result.check_after is not None:
-            await queue.enqueue(
-                session,
-                CHECK_STATUS_JOB,
-                {"reference": refund.reference},
-                now=runtime.clock.now(),
-                delay=result.check_after,
-            )
+    def _debited(
+        self, session: AsyncSession, runtime: Runtime, refund: Refund, payment: Payment
+    ) -> disbursing.Finish:
+        """Finishes a refund already debited: a failure re-credits the balance."""
+        return partial(self._finish, session, runtime, refund, payment, recredit=True)
 
     async def _finish(
         self,
@@ -157,33 +129,20 @@ class RefundService:
         *,
         recredit: bool = False,
     ) -> None:
-        """Final state and events. Success refunds the payment; a failure after the debit
-        re-credits the balance (`recredit`), one at initiation had nothing taken."""
+        """Success refunds the payment; a failure after the debit re-credits the balance
+        (`recredit`), one at initiation had nothing taken."""
         now = runtime.clock.now()
-        if outcome is Outcome.FAILED and recredit:
-            await disbursing.reverse(
-                session,
-                kind="refund_reversal",
-                reference=refund.reference,
-                entries=_entries(refund),
-                at=now,
-            )
-        refund.status = outcome.value
-        refund.failure_reason = reason
-        refund.completed_at = now
-        refund.updated_at = now
         if outcome is Outcome.SUCCEEDED:
             payment.status = "refunded"
             payment.updated_at = now
-        await session.flush()
         # A payment's callback_url takes priority for everything about that payment.
-        await events.emit(
+        await _FLOW.finish(
             session,
-            merchant_id=refund.merchant_id,
-            livemode=refund.livemode,
-            type=f"refund.{outcome.value}",
-            data=refund_object(refund),
-            at=now,
+            runtime,
+            refund,
+            outcome,
+            reason,
+            debited=recredit,
             callback_url=payment.callback_url,
         )
         if outcome is Outcome.SUCCEEDED:
@@ -220,24 +179,12 @@ class RefundService:
         if payment_id is None:
             return
         payment = await payments.lock(session, payment_id)
-        refund = await self._lock(session, reference)
+        refund = await _FLOW.lock(session, reference)
         if payment is None or refund is None or refund.status != Outcome.PENDING:
             return
-        adapter = runtime.operators.adapter(refund.operator, refund.livemode)
-        if adapter is None:
-            return
-        result = await adapter.disbursement_status(_disbursement(refund))
-        await self._apply(session, runtime, refund, payment, result)
-
-    async def _lock(self, session: AsyncSession, reference: str) -> Refund | None:
-        return (
-            await session.scalars(
-                select(Refund)
-                .where(Refund.reference == reference)
-                .with_for_update()
-                .execution_options(populate_existing=True)
-            )
-        ).one_or_none()
+        await _FLOW.recheck(
+            session, runtime, refund, self._debited(session, runtime, refund, payment)
+        )
 
 
 refunds = RefundService()
