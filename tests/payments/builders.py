@@ -107,6 +107,7 @@ class FakeLiveOperator:
 
     outcome: Outcome = Outcome.SUCCEEDED
     collections: list[Collection] = field(default_factory=list)
+    decides_offline = False  # a network: engaged only once the payment is recorded
 
     async def collect(self, collection: Collection) -> OperatorResult:
         self.collections.append(collection)

@@ -6,9 +6,19 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import String, func, insert, literal, select
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    String,
+    Table,
+    bindparam,
+    func,
+    insert,
+    literal,
+    select,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit.errors import NotFound
@@ -17,6 +27,70 @@ from cauri.merchants.auth import Caller
 from cauri.models import Event, WebhookDelivery, WebhookEndpoint
 from cauri.webhooks import DELIVER_JOB
 from cauri.worker import queue
+
+# One round trip for the event and, when it has somewhere to go (the payment's `callback_url`,
+# else the environment's endpoint), its delivery: it runs on every payment settlement. Built
+# once, so its cache key is computed once; on the tables, not the mapped classes, which the
+# ORM would copy on every execution (and take for a bulk INSERT of the parameters). No
+# parameter is named like a column: an INSERT takes such a parameter as that column's value.
+_EVENTS = cast(Table, Event.__table__)
+_DELIVERIES = cast(Table, WebhookDelivery.__table__)
+_ENDPOINTS = cast(Table, WebhookEndpoint.__table__)
+_NEW_EVENT = (
+    insert(_EVENTS)
+    .values(
+        id=bindparam("new_id"),
+        merchant_id=bindparam("owner"),
+        livemode=bindparam("env"),
+        type=bindparam("kind"),
+        data=bindparam("payload", type_=Event.data.type),
+        callback_url=bindparam("callback", type_=String),
+        created_at=bindparam("at"),
+    )
+    .returning(_EVENTS.c.id)
+    .cte("new_event")
+)
+_TARGET = func.coalesce(
+    bindparam("callback", type_=String),
+    select(_ENDPOINTS.c.url)
+    .where(
+        _ENDPOINTS.c.merchant_id == bindparam("owner"), _ENDPOINTS.c.livemode == bindparam("env")
+    )
+    .scalar_subquery(),
+)
+_EMIT = (
+    insert(_DELIVERIES)
+    .from_select(
+        [
+            "id",
+            "event_id",
+            "merchant_id",
+            "livemode",
+            "event",
+            "url",
+            "status",
+            "attempts",
+            "series_attempts",
+            "created_at",
+            "next_attempt_at",
+        ],
+        select(
+            _NEW_EVENT.c.id,
+            _NEW_EVENT.c.id,
+            bindparam("owner", type_=String),
+            bindparam("env", type_=Boolean),
+            bindparam("kind", type_=String),
+            _TARGET,
+            literal("pending", String),
+            literal(0),
+            literal(0),
+            bindparam("at", type_=DateTime(timezone=True)),
+            bindparam("at", type_=DateTime(timezone=True)),
+        ).where(_TARGET.is_not(None)),
+    )
+    .returning(_DELIVERIES.c.id)
+    .add_cte(_NEW_EVENT)
+)
 
 
 async def emit(
@@ -32,61 +106,20 @@ async def emit(
     """Records the event and, when it has somewhere to go (the payment's `callback_url`,
     else the environment's endpoint), its delivery and first delivery job."""
     event_id = uuid.uuid4()
-    new_event = (
-        insert(Event)
-        .values(
-            id=event_id,
-            merchant_id=merchant_id,
-            livemode=livemode,
-            type=type,
-            data=data,
-            callback_url=callback_url,
-            created_at=at,
+    delivered = (
+        await session.execute(
+            _EMIT,
+            {
+                "new_id": event_id,
+                "owner": merchant_id,
+                "env": livemode,
+                "kind": type,
+                "payload": data,
+                "callback": callback_url,
+                "at": at,
+            },
         )
-        .returning(Event.id)
-        .cte("new_event")
-    )
-    endpoint_url = (
-        select(WebhookEndpoint.url)
-        .where(WebhookEndpoint.merchant_id == merchant_id, WebhookEndpoint.livemode == livemode)
-        .scalar_subquery()
-    )
-    target = func.coalesce(literal(callback_url, String), endpoint_url)
-    # One round trip for the event and its delivery: this runs on every payment settlement.
-    delivery = (
-        insert(WebhookDelivery)
-        .from_select(
-            [
-                "id",
-                "event_id",
-                "merchant_id",
-                "livemode",
-                "event",
-                "url",
-                "status",
-                "attempts",
-                "series_attempts",
-                "created_at",
-                "next_attempt_at",
-            ],
-            select(
-                new_event.c.id,
-                new_event.c.id,
-                literal(merchant_id, String),
-                literal(livemode),
-                literal(type, String),
-                target,
-                literal("pending", String),
-                literal(0),
-                literal(0),
-                literal(at),
-                literal(at),
-            ).where(target.is_not(None)),
-        )
-        .returning(WebhookDelivery.id)
-        .add_cte(new_event)
-    )
-    delivered = (await session.execute(delivery)).scalar_one_or_none()
+    ).scalar_one_or_none()
     if delivered is not None:
         await queue.enqueue(
             session, DELIVER_JOB, {"delivery_id": str(delivered), "attempt": 1}, now=at

@@ -39,12 +39,14 @@ class UnitOfWorkRoute(APIRoute):
         return handle
 
 
-def get_runtime(request: Request) -> Runtime:
+# Coroutines, though they await nothing: FastAPI runs a plain function dependency in its
+# thread pool, a thread hand-off per request for an attribute read.
+async def get_runtime(request: Request) -> Runtime:
     runtime: Runtime = request.app.state.runtime
     return runtime
 
 
-def get_session(request: Request) -> AsyncSession:
+async def get_session(request: Request) -> AsyncSession:
     session: AsyncSession = request.state.session
     return session
 

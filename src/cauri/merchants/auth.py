@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from cauri.kit.errors import KeyExpired, MerchantInactive, Unauthorized
 from cauri.kit.http import RuntimeDep, SessionDep
@@ -20,6 +20,15 @@ class Caller:
     livemode: bool
 
 
+# Built once (every request runs it): a statement built per request computes its cache key
+# again each time.
+_CALLER = (
+    select(ApiKey.livemode, ApiKey.expires_at, Merchant.id, Merchant.status)
+    .join(Merchant, Merchant.id == ApiKey.merchant_id)
+    .where(ApiKey.key_hash == bindparam("digest"))
+)
+
+
 async def authenticate(request: Request, session: SessionDep, runtime: RuntimeDep) -> Caller:
     scheme, _, key = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not key or " " in key.strip():
@@ -27,13 +36,7 @@ async def authenticate(request: Request, session: SessionDep, runtime: RuntimeDe
     key = key.strip()
     if keys.livemode_of(key) is None:
         raise Unauthorized()
-    row = (
-        await session.execute(
-            select(ApiKey.livemode, ApiKey.expires_at, Merchant.id, Merchant.status)
-            .join(Merchant, Merchant.id == ApiKey.merchant_id)
-            .where(ApiKey.key_hash == keys.digest(key))
-        )
-    ).one_or_none()
+    row = (await session.execute(_CALLER, {"digest": keys.digest(key)})).one_or_none()
     if row is None:
         raise Unauthorized()
     livemode, expires_at, merchant_id, status = row

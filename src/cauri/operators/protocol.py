@@ -58,6 +58,10 @@ class CallbackUpdate:
 
 
 class OperatorAdapter(Protocol):
+    # True when `collect` engages no one and decides from the collection alone (the
+    # simulator): asking before the payment is recorded is then the same as asking after.
+    decides_offline: bool
+
     async def collect(self, collection: Collection) -> OperatorResult: ...
 
     async def collection_status(self, collection: Collection) -> OperatorResult: ...

@@ -19,6 +19,8 @@ from cauri.operators.protocol import (
 
 
 class Simulator:
+    decides_offline = True
+
     def __init__(self, settle_delay: float) -> None:
         self.settle_delay = settle_delay
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import or_, select
@@ -67,6 +68,19 @@ class Instalment:
     creation_fee_part: int
 
 
+# Built once, executed with the row's values: a statement built per payment with
+# `.values(...)` regenerates its cache key on every request. Only the external_id index is an
+# arbiter, and a payment without external_id never conflicts on it.
+_INSERT = (
+    insert(Payment)
+    .on_conflict_do_nothing(
+        index_elements=[Payment.merchant_id, Payment.livemode, Payment.external_id],
+        index_where=Payment.external_id.is_not(None),
+    )
+    .returning(Payment)
+)
+
+
 class PaymentService:
     async def create(
         self,
@@ -78,6 +92,8 @@ class PaymentService:
     ) -> tuple[Payment, bool]:
         """Returns the payment and whether it was created (False: an idempotent replay)."""
         priced = await self.price(session, runtime, caller, body)
+        payment_id = uuid.uuid4()
+        answer = await self._ask_offline(runtime, caller, priced, payment_id, body.otp)
         created = await self.record(
             session,
             runtime,
@@ -87,11 +103,39 @@ class PaymentService:
             base_url,
             description=body.description,
             external_id=body.external_id,
+            payment_id=payment_id,
+            answer=answer,
         )
         if created is None:
             return await self.get(session, caller, body.external_id or ""), False
-        await self.initiate(session, runtime, created, otp=body.otp)
+        await self.initiate(session, runtime, created, otp=body.otp, answer=answer)
         return created, True
+
+    async def _ask_offline(
+        self,
+        runtime: Runtime,
+        caller: Caller,
+        priced: Priced,
+        payment_id: uuid.UUID,
+        otp: str | None,
+    ) -> OperatorResult | None:
+        """The answer of an operator that decides offline (the simulator), asked before the
+        payment is recorded so that it is inserted in its final state: one UPDATE fewer on the
+        hot path. None for any other operator, engaged only once the payment is recorded."""
+        checked = priced.checked
+        adapter = runtime.operators.adapter(checked.mode.operator, caller.livemode)
+        if adapter is None or not adapter.decides_offline:
+            return None
+        return await adapter.collect(
+            Collection(
+                reference=str(payment_id),
+                operator=checked.mode.operator,
+                amount=checked.amount + priced.fee,
+                currency=checked.currency,
+                phone_number=checked.phone_number,
+                otp=otp,
+            )
+        )
 
     async def price(
         self, session: AsyncSession, runtime: Runtime, caller: Caller, body: PaymentFields
@@ -123,10 +167,13 @@ class PaymentService:
         description: str | None,
         external_id: str | None = None,
         instalment: Instalment | None = None,
+        payment_id: uuid.UUID | None = None,
+        answer: OperatorResult | None = None,
     ) -> Payment | None:
-        """Inserts the payment, pending; None when `external_id` is already taken (a replay).
-        The caller then engages the operator with `initiate`."""
-        payment_id = uuid.uuid4()
+        """Inserts the payment, pending, or as `answer` (the operator's, asked first) leaves
+        it; None when `external_id` is already taken (a replay). The caller then engages the
+        operator, or applies `answer`, with `initiate`."""
+        payment_id = payment_id or uuid.uuid4()
         now = runtime.clock.now()
         mode = priced.checked.mode
         values: dict[str, Any] = {
@@ -156,30 +203,47 @@ class PaymentService:
                 "plan_id": instalment.plan_id,
                 "plan_fee_amount": instalment.creation_fee_part,
             }
-        statement = insert(Payment).values(values)
-        if external_id is not None:
-            statement = statement.on_conflict_do_nothing(
-                index_elements=[Payment.merchant_id, Payment.livemode, Payment.external_id],
-                index_where=Payment.external_id.is_not(None),
-            )
-        return (await session.scalars(statement.returning(Payment))).one_or_none()
+        if answer is not None:
+            values |= {
+                "status": answer.outcome.value,
+                "failure_reason": answer.reason,
+                "operator_reference": answer.operator_reference,
+            }
+        return (await session.scalars(_INSERT, [values])).one_or_none()
 
     async def initiate(
-        self, session: AsyncSession, runtime: Runtime, payment: Payment, otp: str | None
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        payment: Payment,
+        otp: str | None,
+        answer: OperatorResult | None = None,
     ) -> None:
-        """Engages the operator; a refusal at initiation is recorded, then raised (402)."""
-        adapter = runtime.operators.adapter(payment.operator, payment.livemode)
-        assert adapter is not None  # payment_terms refused modes without an adapter
-        result = await adapter.collect(_collection(payment, otp))
-        await self.apply(session, runtime, payment, result)
+        """Engages the operator, unless `answer` is its answer already recorded with the
+        payment, and applies it; a refusal at initiation is recorded, then raised (402)."""
+        if answer is None:
+            adapter = runtime.operators.adapter(payment.operator, payment.livemode)
+            assert adapter is not None  # payment_terms refused modes without an adapter
+            await self.apply(
+                session, runtime, payment, await adapter.collect(_collection(payment, otp))
+            )
+        else:
+            await self.apply(session, runtime, payment, answer, recorded=True)
         if payment.status == Outcome.FAILED:
             raise PaymentFailed()
 
     async def apply(
-        self, session: AsyncSession, runtime: Runtime, payment: Payment, result: OperatorResult
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        payment: Payment,
+        result: OperatorResult,
+        *,
+        recorded: bool = False,
     ) -> None:
-        """Applies an operator's answer to a pending payment."""
-        if result.operator_reference is not None:
+        """Applies an operator's answer to a pending payment; `recorded`: the payment was
+        inserted with the answer's status already, only its consequences remain."""
+        if result.operator_reference is not None and not recorded:
             payment.operator_reference = result.operator_reference
         if result.outcome is Outcome.PENDING:
             if result.check_after is not None:
@@ -191,7 +255,10 @@ class PaymentService:
                     delay=result.check_after,
                 )
             return
-        await self.settle(session, runtime, payment, result.outcome, result.reason)
+        if recorded:
+            await self._settled(session, runtime, payment, result.outcome, payment.updated_at)
+        else:
+            await self.settle(session, runtime, payment, result.outcome, result.reason)
 
     async def settle(
         self,
@@ -207,6 +274,17 @@ class PaymentService:
         payment.status = outcome.value
         payment.failure_reason = reason
         payment.updated_at = now
+        await self._settled(session, runtime, payment, outcome, now)
+
+    async def _settled(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        payment: Payment,
+        outcome: Outcome,
+        now: datetime,
+    ) -> None:
+        """What a payment now in its final state brings: its money, its event."""
         if payment.plan_id is not None:
             # An instalment's money goes to its plan's escrow, and may complete the plan.
             await plan_settlement.instalment_settled(session, runtime, payment, outcome)
