@@ -22,6 +22,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit.errors import NotFound
+from cauri.kit.ids import parse_uuid
 from cauri.kit.pagination import Page, paginate
 from cauri.merchants.auth import Caller
 from cauri.models import Event, WebhookDelivery, WebhookEndpoint
@@ -138,15 +139,8 @@ def envelope(event: Event) -> dict[str, Any]:
     }
 
 
-def _as_uuid(value: str) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        return None
-
-
 async def get(session: AsyncSession, caller: Caller, event_id: str) -> Event:
-    as_uuid = _as_uuid(event_id)
+    as_uuid = parse_uuid(event_id)
     event = None
     if as_uuid is not None:
         event = (

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.events import service as events
 from cauri.kit.errors import Conflict, NotFound, PaymentFailed, Unauthorized
-from cauri.kit.ids import short_identifier
+from cauri.kit.ids import parse_uuid, short_identifier
 from cauri.kit.pagination import Page, paginate
 from cauri.ledger import accounts
 from cauri.ledger.service import Entry, transfer
@@ -31,13 +31,6 @@ from cauri.webhooks import url_safety
 from cauri.worker import queue
 
 CHECK_STATUS_JOB = "payments.check_status"
-
-
-def _as_uuid(reference: str) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(reference)
-    except ValueError:
-        return None
 
 
 def _collection(payment: Payment, otp: str | None = None) -> Collection:
@@ -316,7 +309,7 @@ class PaymentService:
 
     async def get(self, session: AsyncSession, caller: Caller, reference: str) -> Payment:
         """By reference or by the merchant's external_id, within the caller's environment."""
-        as_uuid = _as_uuid(reference)
+        as_uuid = parse_uuid(reference)
         match = Payment.external_id == reference
         if as_uuid is not None:
             match = or_(Payment.id == as_uuid, match)
@@ -399,7 +392,7 @@ class PaymentService:
         update = await adapter.parse_callback(headers, body)
         if update is None:
             raise Unauthorized("Notification d'opérateur non authentifiée ou illisible.")
-        payment_id = _as_uuid(update.reference)
+        payment_id = parse_uuid(update.reference)
         payment = await self.lock(session, payment_id) if payment_id else None
         if payment is None or not payment.livemode or payment.operator != mode.operator:
             raise NotFound("Paiement introuvable.")

@@ -9,7 +9,6 @@ webhook: a query string is no proof of payment).
 
 from __future__ import annotations
 
-import uuid
 from typing import Annotated, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -18,6 +17,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from cauri.kit.errors import Conflict, NotFound
 from cauri.kit.http import RuntimeDep, SessionDep
+from cauri.kit.ids import parse_uuid
 from cauri.models import Merchant, Payment
 from cauri.operators import catalogue
 from cauri.operators.protocol import Outcome
@@ -35,11 +35,8 @@ STATUS_FR = {
 
 
 async def _card_payment(session: SessionDep, reference: str) -> Payment:
-    try:
-        payment_id = uuid.UUID(reference)
-    except ValueError:
-        raise NotFound("Ce lien de paiement ne correspond à aucun paiement.") from None
-    payment = await session.get(Payment, payment_id)
+    payment_id = parse_uuid(reference)
+    payment = await session.get(Payment, payment_id) if payment_id else None
     if payment is None or payment.payment_url is None:
         raise NotFound("Ce lien de paiement ne correspond à aucun paiement.")
     return payment

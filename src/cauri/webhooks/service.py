@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cauri.events import service as events
 from cauri.kit.errors import Conflict, NotFound
+from cauri.kit.ids import parse_uuid
 from cauri.kit.pagination import Page, paginate
 from cauri.merchants.auth import Caller
 from cauri.merchants.service import new_webhook_secret
@@ -119,10 +120,9 @@ async def retry(
     """Reopens a failed delivery for a new series of attempts, to the address the event
     would go to now: its `callback_url`, else the endpoint (which the merchant may have
     fixed since)."""
-    try:
-        as_uuid = uuid.UUID(delivery_id)
-    except ValueError:
-        raise NotFound("Livraison introuvable.") from None
+    as_uuid = parse_uuid(delivery_id)
+    if as_uuid is None:
+        raise NotFound("Livraison introuvable.")
     row = (
         await session.execute(
             select(WebhookDelivery, Event.callback_url)
