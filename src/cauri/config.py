@@ -21,6 +21,11 @@ class Settings(BaseSettings):
     webhook_retry_delays: str = "10,60,300,1800"
     webhook_timeout: float = 10.0
     webhook_allow_private: bool = False
+    # Deliveries of one endpoint (a merchant's environment) running at once, across workers.
+    webhook_endpoint_concurrency: int = 4
+    # Failures in a row that open an endpoint's circuit breaker, and how long it stays open.
+    webhook_breaker_threshold: int = 10
+    webhook_breaker_cooldown: float = 60.0
     plan_lifetime_days: int = 60
     # Base URL customers reach the hosted payment page at; defaults to the request's own.
     public_url: str | None = None

@@ -22,10 +22,10 @@ from tests.webhooks.receiver import Answer, Receiver
 
 @asynccontextmanager
 async def running_worker(runtime: Runtime) -> AsyncIterator[None]:
-    """The worker as `cauri worker` runs it: claims on NOTIFY, many jobs at once (10 here,
-    kind to a database server that other test runs share)."""
+    """The worker as `cauri worker` runs it: claims on NOTIFY, many jobs at once (the default
+    concurrency: test deliveries get 4 slots of it)."""
     stop = asyncio.Event()
-    task = asyncio.create_task(Worker(runtime, all_handlers(), concurrency=10).run_forever(stop))
+    task = asyncio.create_task(Worker(runtime, all_handlers()).run_forever(stop))
     try:
         yield
     finally:

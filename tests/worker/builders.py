@@ -23,10 +23,14 @@ INSERT_RUN = text("INSERT INTO test_job_runs (job_key, run) VALUES (:key, :run)"
 
 
 async def enqueue(runtime: Runtime, payload: dict[str, Any], **options: Any) -> int:
-    """Enqueues one job of KIND (or options' kind) in its own committed transaction."""
+    """Enqueues one job of KIND (or options' kind) in its own committed transaction, live
+    unless options say otherwise."""
     kind = options.pop("kind", KIND)
+    livemode = options.pop("livemode", True)
     async with unit_of_work(runtime.sessionmaker) as session:
-        return await queue.enqueue(session, kind, payload, now=runtime.clock.now(), **options)
+        return await queue.enqueue(
+            session, kind, payload, livemode=livemode, now=runtime.clock.now(), **options
+        )
 
 
 async def job(runtime: Runtime, job_id: int) -> dict[str, Any] | None:

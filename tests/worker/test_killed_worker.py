@@ -46,7 +46,11 @@ async def test_a_worker_killed_mid_job_leaves_the_job_to_be_retried(
     started, release = tmp_path / "started", tmp_path / "release"
     async with unit_of_work(runtime.sessionmaker) as session:  # real time: the worker's clock
         job_id = await queue.enqueue(
-            session, SLOW, {"key": key, "dir": str(tmp_path)}, now=datetime.now(UTC)
+            session,
+            SLOW,
+            {"key": key, "dir": str(tmp_path)},
+            livemode=True,
+            now=datetime.now(UTC),
         )
 
     async def runs_started() -> int:

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
 from cauri.worker import queue
+from cauri.worker.lanes import MONEY_LIVE
 from cauri.worker.runner import Worker
 from tests.support import scalar
 from tests.worker.builders import INSERT_RUN, KIND, enqueue, job, job_count, runs
@@ -27,7 +28,7 @@ async def test_a_job_enqueued_in_a_rolled_back_transaction_never_runs(runtime: R
         ran.append(payload)
 
     async with runtime.sessionmaker() as session:
-        await queue.enqueue(session, KIND, {"n": 1}, now=runtime.clock.now())
+        await queue.enqueue(session, KIND, {"n": 1}, livemode=True, now=runtime.clock.now())
         await session.rollback()
     assert await Worker(runtime, {KIND: handler}).drain() == 0
     assert ran == []
@@ -47,7 +48,7 @@ async def test_two_workers_never_run_the_same_job(runtime: Runtime) -> None:
 
     async with runtime.sessionmaker() as session, session.begin():
         for n in range(count):
-            await queue.enqueue(session, KIND, {"n": n}, now=runtime.clock.now())
+            await queue.enqueue(session, KIND, {"n": n}, livemode=True, now=runtime.clock.now())
     workers = [Worker(runtime, {KIND: recording(name)}, concurrency=5) for name in ran]
 
     drained = await asyncio.gather(*(worker.drain() for worker in workers))
@@ -121,7 +122,9 @@ async def test_a_job_whose_worker_died_is_claimed_again_after_its_lease(
 
     job_id = await enqueue(runtime, {"n": 1})
     async with runtime.sessionmaker() as session, session.begin():  # a worker that then died
-        [claimed] = await queue.claim(session, now=clock.now(), limit=10, lease=LEASE)
+        [claimed] = await queue.claim(
+            session, lane=MONEY_LIVE, now=clock.now(), limit=10, lease=LEASE
+        )
     worker = Worker(runtime, {KIND: handler})
     clock.advance(LEASE - 1)
     assert await worker.drain() == 0, "the lease still holds"
@@ -136,7 +139,7 @@ async def test_a_lease_that_runs_out_on_the_last_attempt_fails_the_job(
 ) -> None:
     job_id = await enqueue(runtime, {}, max_attempts=1)
     async with runtime.sessionmaker() as session, session.begin():
-        await queue.claim(session, now=clock.now(), limit=1, lease=LEASE)
+        await queue.claim(session, lane=MONEY_LIVE, now=clock.now(), limit=1, lease=LEASE)
     clock.advance(LEASE)
 
     async def handler(session: AsyncSession, runtime: Runtime, payload: dict[str, Any]) -> None:
@@ -155,12 +158,15 @@ async def test_a_claim_takes_at_most_its_limit_of_due_and_expired_jobs(
     for n in range(10):
         await enqueue(runtime, {"n": n})
     async with runtime.sessionmaker() as session, session.begin():
-        assert len(await queue.claim(session, now=clock.now(), limit=10, lease=LEASE)) == 10
+        assert (
+            len(await queue.claim(session, lane=MONEY_LIVE, now=clock.now(), limit=10, lease=LEASE))
+            == 10
+        )
     clock.advance(LEASE)
     for n in range(10):
         await enqueue(runtime, {"n": n})
     async with runtime.sessionmaker() as session, session.begin():
-        claimed = await queue.claim(session, now=clock.now(), limit=5, lease=LEASE)
+        claimed = await queue.claim(session, lane=MONEY_LIVE, now=clock.now(), limit=5, lease=LEASE)
     assert len(claimed) == 5
     leased = "SELECT count(*) FROM jobs WHERE status = 'running' AND locked_until > :now"
     assert await scalar(runtime, leased, now=clock.now()) == 5

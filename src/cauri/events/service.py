@@ -26,8 +26,7 @@ from cauri.kit.ids import parse_uuid
 from cauri.kit.pagination import Page, paginate
 from cauri.merchants.auth import Caller
 from cauri.models import Event, WebhookDelivery, WebhookEndpoint
-from cauri.webhooks import DELIVER_JOB
-from cauri.worker import queue
+from cauri.webhooks.scheduling import enqueue_attempt
 
 # One round trip for the event and, when it has somewhere to go (the payment's `callback_url`,
 # else the environment's endpoint), its delivery: it runs on every payment settlement. Built
@@ -122,8 +121,13 @@ async def emit(
         )
     ).scalar_one_or_none()
     if delivered is not None:
-        await queue.enqueue(
-            session, DELIVER_JOB, {"delivery_id": str(delivered), "attempt": 1}, now=at
+        await enqueue_attempt(
+            session,
+            delivery_id=delivered,
+            attempt=1,
+            merchant_id=merchant_id,
+            livemode=livemode,
+            now=at,
         )
     return event_id
 

@@ -4,7 +4,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index
+from sqlalchemy import ForeignKey, Index, Integer
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -40,3 +40,7 @@ class WebhookEndpoint(Base):
     url: Mapped[str | None]
     secret: Mapped[str]
     updated_at: Mapped[datetime]
+    # The circuit breaker of the deliveries of this merchant and environment
+    # (cauri.webhooks.breaker): open while open_until is ahead, after enough failures in a row.
+    consecutive_failures: Mapped[int] = mapped_column(Integer, server_default="0")
+    open_until: Mapped[datetime | None]

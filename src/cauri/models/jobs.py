@@ -15,12 +15,18 @@ class Job(Base):
 
     __tablename__ = "jobs"
     __table_args__ = (
-        Index("ix_jobs_due", "run_at", postgresql_where=text("status = 'queued'")),
-        Index("ix_jobs_leased", "locked_until", postgresql_where=text("status = 'running'")),
+        Index("ix_jobs_due", "lane", "run_at", postgresql_where=text("status = 'queued'")),
+        Index(
+            "ix_jobs_leased", "lane", "locked_until", postgresql_where=text("status = 'running'")
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
     kind: Mapped[str] = mapped_column(String)
+    # Decided at enqueue from the kind and the environment (cauri.worker.lanes).
+    lane: Mapped[str] = mapped_column(String)
+    # Jobs of one group (a webhook endpoint) run at most a capped number at once.
+    group_key: Mapped[str | None] = mapped_column(String)
     payload: Mapped[dict[str, Any]] = mapped_column(JSONB)
     status: Mapped[str] = mapped_column(String, server_default="queued")
     run_at: Mapped[datetime]

@@ -244,6 +244,7 @@ class PaymentService:
                     session,
                     CHECK_STATUS_JOB,
                     {"payment_id": str(payment.id)},
+                    livemode=payment.livemode,
                     now=runtime.clock.now(),
                     delay=result.check_after,
                 )

@@ -165,6 +165,7 @@ class Flow(Generic[Row]):
                 session,
                 self.check_job,
                 {"reference": row.reference},
+                livemode=row.livemode,
                 now=runtime.clock.now(),
                 delay=result.check_after,
             )

@@ -326,7 +326,13 @@ class PayoutService:
         payout.debited = True
         payout.updated_at = now
         await session.flush()
-        await queue.enqueue(session, SEND_APPROVED_JOB, {"reference": payout.reference}, now=now)
+        await queue.enqueue(
+            session,
+            SEND_APPROVED_JOB,
+            {"reference": payout.reference},
+            livemode=payout.livemode,
+            now=now,
+        )
         return payout
 
     async def reject(self, session: AsyncSession, runtime: Runtime, reference: str) -> Payout:

@@ -112,6 +112,7 @@ class PlanService:
             session,
             EXPIRE_JOB,
             {"plan_id": str(created.id)},
+            livemode=created.livemode,
             now=now,
             delay=(expires_at - now).total_seconds(),
         )
@@ -280,7 +281,13 @@ class PlanService:
         plan.cancellation_reason = reason
         plan.updated_at = now
         await session.flush()
-        await queue.enqueue(session, settlement.REFUND_JOB, {"plan_id": str(plan.id)}, now=now)
+        await queue.enqueue(
+            session,
+            settlement.REFUND_JOB,
+            {"plan_id": str(plan.id)},
+            livemode=plan.livemode,
+            now=now,
+        )
 
 
 plans = PlanService()

@@ -73,7 +73,9 @@ async def instalment_settled(
             plan.status = PlanStatus.SUCCEEDED
             plan.completed_at = now
     if plan.cancelled_at is not None:
-        await queue.enqueue(session, REFUND_JOB, {"plan_id": str(plan.id)}, now=now)
+        await queue.enqueue(
+            session, REFUND_JOB, {"plan_id": str(plan.id)}, livemode=plan.livemode, now=now
+        )
     await session.flush()
 
 
@@ -234,6 +236,7 @@ async def _apply(
             session,
             REFUND_STATUS_JOB,
             {"plan_id": str(plan.id)},
+            livemode=plan.livemode,
             now=now,
             delay=result.check_after,
         )

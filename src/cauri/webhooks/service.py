@@ -20,10 +20,11 @@ from cauri.merchants.auth import Caller
 from cauri.merchants.service import new_webhook_secret
 from cauri.models import Event, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from cauri.runtime import Runtime
-from cauri.webhooks import DELIVER_JOB, url_safety
+from cauri.webhooks import breaker, url_safety
+from cauri.webhooks.breaker import Circuit
 from cauri.webhooks.delivery import AttemptOutcome, Notification, serialize
+from cauri.webhooks.scheduling import enqueue_attempt
 from cauri.webhooks.schemas import EndpointUpdate
-from cauri.worker import queue
 
 TEST_EVENT = "webhook.test"
 TEST_MESSAGE = "Ceci est une notification de test envoyée par Cauri."
@@ -45,6 +46,7 @@ class PendingAttempt:
     attempts_before: int
     series_before: int
     notification: Notification
+    circuit: Circuit
 
 
 async def endpoint(session: AsyncSession, caller: Caller, *, lock: bool = False) -> WebhookEndpoint:
@@ -151,10 +153,12 @@ async def retry(
     delivery.series_attempts = 0
     delivery.next_attempt_at = now
     await session.flush()
-    await queue.enqueue(
+    await enqueue_attempt(
         session,
-        DELIVER_JOB,
-        {"delivery_id": str(delivery.id), "attempt": delivery.attempts + 1},
+        delivery_id=delivery.id,
+        attempt=delivery.attempts + 1,
+        merchant_id=delivery.merchant_id,
+        livemode=delivery.livemode,
         now=now,
     )
     return delivery
@@ -176,6 +180,8 @@ async def pending_attempt(
                     WebhookDelivery.series_attempts,
                     Event,
                     WebhookEndpoint.secret,
+                    WebhookEndpoint.consecutive_failures,
+                    WebhookEndpoint.open_until,
                 )
                 .join(Event, Event.id == WebhookDelivery.event_id)
                 .join(
@@ -188,7 +194,7 @@ async def pending_attempt(
         ).one_or_none()
     if row is None:
         return None
-    url, status, attempts, series_attempts, event, secret = row
+    url, status, attempts, series_attempts, event, secret, failures, open_until = row
     if status != "pending" or attempts + 1 != attempt:
         return None
     return PendingAttempt(
@@ -202,6 +208,7 @@ async def pending_attempt(
             body=serialize(events.envelope(event)),
             secret=secret,
         ),
+        circuit=Circuit(event.merchant_id, event.livemode, failures, open_until),
     )
 
 
@@ -268,11 +275,50 @@ async def record_attempt(
         .add_cte(updated)
     )
     number = (await session.execute(attempt)).scalar_one_or_none()
-    if number is not None and retry_in is not None:
-        await queue.enqueue(
-            session,
-            DELIVER_JOB,
-            {"delivery_id": str(pending.delivery_id), "attempt": number + 1},
-            now=now,
-            delay=retry_in,
+    if number is None:
+        return
+    await breaker.record(
+        session, pending.circuit, succeeded=outcome.succeeded, now=now, settings=runtime.settings
+    )
+    if retry_in is not None:
+        await _enqueue(session, pending, attempt=number + 1, now=now, delay=retry_in)
+
+
+async def postpone(
+    session: AsyncSession, runtime: Runtime, pending: PendingAttempt, until: datetime
+) -> None:
+    """Moves an attempt held back by the endpoint's open breaker to `until`, unmade and
+    uncounted (cauri.webhooks.breaker); a stale duplicate of the job moves nothing."""
+    now = runtime.clock.now()
+    moved = await session.execute(
+        update(WebhookDelivery)
+        .where(
+            WebhookDelivery.id == pending.delivery_id,
+            WebhookDelivery.status == "pending",
+            WebhookDelivery.attempts == pending.attempts_before,
         )
+        .values(next_attempt_at=until)
+        .returning(WebhookDelivery.id)
+    )
+    if moved.first() is not None:
+        await _enqueue(
+            session,
+            pending,
+            attempt=pending.attempts_before + 1,
+            now=now,
+            delay=(until - now).total_seconds(),
+        )
+
+
+async def _enqueue(
+    session: AsyncSession, pending: PendingAttempt, *, attempt: int, now: datetime, delay: float
+) -> None:
+    await enqueue_attempt(
+        session,
+        delivery_id=pending.delivery_id,
+        attempt=attempt,
+        merchant_id=pending.circuit.merchant_id,
+        livemode=pending.circuit.livemode,
+        now=now,
+        delay=delay,
+    )

@@ -3,7 +3,8 @@
 The worker runs each job in one session transaction, and a session checks out its
 connection on its first query; this handler's first query on that session comes after the
 HTTP call. What the attempt needs is read in a short session of its own before, so no
-connection is held while an endpoint takes its time (up to CAURI_WEBHOOK_TIMEOUT).
+connection is held while an endpoint takes its time (up to CAURI_WEBHOOK_TIMEOUT). An
+endpoint whose breaker is open gets no call: the attempt is postponed (cauri.webhooks.breaker).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.runtime import Runtime
-from cauri.webhooks import DELIVER_JOB, delivery, service
+from cauri.webhooks import DELIVER_JOB, breaker, delivery, service
 
 
 async def deliver(session: AsyncSession, runtime: Runtime, payload: dict[str, Any]) -> None:
@@ -22,6 +23,12 @@ async def deliver(session: AsyncSession, runtime: Runtime, payload: dict[str, An
         runtime.sessionmaker, uuid.UUID(payload["delivery_id"]), int(payload["attempt"])
     )
     if pending is None:
+        return
+    held_until = await breaker.admit(
+        runtime.sessionmaker, pending.circuit, now=runtime.clock.now(), settings=runtime.settings
+    )
+    if held_until is not None:
+        await service.postpone(session, runtime, pending, held_until)
         return
     started_at = runtime.clock.now()
     outcome = await delivery.send(

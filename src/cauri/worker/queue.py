@@ -1,5 +1,6 @@
 """The job queue in PostgreSQL: enqueued in the caller's transaction (the outbox), claimed
-with FOR UPDATE SKIP LOCKED under a lease, completed in the handler's own transaction."""
+lane by lane with FOR UPDATE SKIP LOCKED under a lease that the worker renews while the
+handler runs, completed in the handler's own transaction."""
 
 from __future__ import annotations
 
@@ -11,23 +12,20 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.worker import lanes
+
 NOTIFY_CHANNEL = "cauri_jobs"
 
 _ENQUEUE = text(
-    "WITH job AS (INSERT INTO jobs (kind, payload, run_at, max_attempts, created_at) "
-    "VALUES (:kind, CAST(:payload AS jsonb), :run_at, :max_attempts, :now) RETURNING id) "
+    "WITH job AS (INSERT INTO jobs (kind, lane, group_key, payload, run_at, max_attempts, "
+    "created_at) VALUES (:kind, :lane, :group_key, CAST(:payload AS jsonb), :run_at, "
+    ":max_attempts, :now) RETURNING id) "
     "SELECT job.id, pg_notify('cauri_jobs', '') FROM job"
 )
 
-# One statement claims up to :limit jobs: due queued jobs first, then running jobs whose
-# lease ran out (their worker died). CTEs are read on demand, so once `due` fills the limit
-# `expired` locks nothing. A job whose lease ran out on its last attempt is failed, not rerun.
-_CLAIM = text(
-    "WITH due AS (SELECT id FROM jobs WHERE status = 'queued' AND run_at <= :now "
-    "  ORDER BY run_at LIMIT :limit FOR UPDATE SKIP LOCKED), "
-    "expired AS (SELECT id FROM jobs WHERE status = 'running' AND locked_until <= :now "
-    "  ORDER BY locked_until LIMIT :limit FOR UPDATE SKIP LOCKED), "
-    "picked AS (SELECT id FROM due UNION ALL SELECT id FROM expired LIMIT :limit) "
+# What a claim does to the jobs it picked: runs them under a lease, or fails those whose
+# lease ran out on their last attempt (they are not rerun).
+_TAKE_PICKED = (
     "UPDATE jobs SET "
     "  status = CASE WHEN attempts < max_attempts THEN 'running' ELSE 'failed' END, "
     "  attempts = CASE WHEN attempts < max_attempts THEN attempts + 1 ELSE attempts END, "
@@ -36,7 +34,50 @@ _CLAIM = text(
     "  last_error = CASE WHEN attempts < max_attempts THEN last_error "
     "    ELSE 'lease expired on the last attempt' END "
     "FROM picked WHERE jobs.id = picked.id "
-    "RETURNING jobs.id, jobs.kind, jobs.payload, jobs.attempts, jobs.max_attempts, jobs.status"
+    "RETURNING jobs.id, jobs.kind, jobs.lane, jobs.payload, jobs.attempts, jobs.max_attempts, "
+    "  jobs.status"
+)
+
+# One statement claims up to :limit jobs of one lane: due queued jobs first, then running
+# jobs whose lease ran out (their worker died). CTEs are read on demand, so once `due` fills
+# the limit `expired` locks nothing.
+# Constant text (S608: no input is ever concatenated into these statements).
+_CLAIM = text(
+    "WITH due AS (SELECT id FROM jobs WHERE lane = :lane AND status = 'queued' "  # noqa: S608
+    "  AND run_at <= :now ORDER BY run_at LIMIT :limit FOR UPDATE SKIP LOCKED), "
+    "expired AS (SELECT id FROM jobs WHERE lane = :lane AND status = 'running' "
+    "  AND locked_until <= :now ORDER BY locked_until LIMIT :limit FOR UPDATE SKIP LOCKED), "
+    "picked AS (SELECT id FROM due UNION ALL SELECT id FROM expired LIMIT :limit) " + _TAKE_PICKED
+)
+
+# Claims of a grouped lane are serialized (a transaction-scoped advisory lock per lane), so
+# the running jobs each claim counts include every other worker's claims: no group ever has
+# more than :group_cap jobs under a live lease.
+_LOCK_LANE = text("SELECT pg_advisory_xact_lock(7243, hashtext(:lane))")
+
+# The same claim, taking from each group only what its cap leaves: every due job of the lane
+# is ranked within its group, so a group with a long backlog hides no other group's jobs.
+_CLAIM_CAPPED = text(
+    "WITH busy AS (SELECT group_key, count(*) AS running FROM jobs WHERE lane = :lane "  # noqa: S608
+    "  AND status = 'running' AND locked_until > :now AND group_key IS NOT NULL "
+    "  GROUP BY group_key), "
+    "candidates AS (SELECT id, group_key, run_at AS since FROM jobs WHERE lane = :lane "
+    "  AND status = 'queued' AND run_at <= :now "
+    "  UNION ALL SELECT id, group_key, locked_until FROM jobs WHERE lane = :lane "
+    "  AND status = 'running' AND locked_until <= :now), "
+    "ranked AS (SELECT id, group_key, since, "
+    "  row_number() OVER (PARTITION BY group_key ORDER BY since, id) AS place FROM candidates), "
+    "allowed AS (SELECT ranked.id, ranked.since FROM ranked "
+    "  LEFT JOIN busy ON busy.group_key = ranked.group_key "
+    "  WHERE ranked.group_key IS NULL OR ranked.place + coalesce(busy.running, 0) <= :group_cap "
+    "  ORDER BY ranked.since LIMIT :limit), "
+    "picked AS (SELECT jobs.id FROM jobs JOIN allowed ON allowed.id = jobs.id "
+    "  FOR UPDATE OF jobs SKIP LOCKED) " + _TAKE_PICKED
+)
+
+_RENEW = text(
+    "UPDATE jobs SET locked_until = :lease_until "
+    "WHERE id = :id AND attempts = :attempts AND status = 'running'"
 )
 
 _COMPLETE = text("DELETE FROM jobs WHERE id = :id AND attempts = :attempts")
@@ -52,6 +93,7 @@ _RETRY = text(
 class ClaimedJob:
     id: int
     kind: str
+    lane: str
     payload: dict[str, Any]
     attempts: int
     max_attempts: int
@@ -66,14 +108,20 @@ async def enqueue(
     kind: str,
     payload: dict[str, Any],
     *,
+    livemode: bool,
     now: datetime,
     delay: float = 0,
     max_attempts: int = 10,
+    group: str | None = None,
 ) -> int:
+    """Inserts a job in the caller's transaction; its lane follows from `kind` and
+    `livemode`. Jobs of one `group` run at most CAURI_WEBHOOK_ENDPOINT_CONCURRENCY at once."""
     result = await session.execute(
         _ENQUEUE,
         {
             "kind": kind,
+            "lane": lanes.lane_of(kind, livemode=livemode),
+            "group_key": group,
             "payload": json.dumps(payload),
             "run_at": now + timedelta(seconds=delay),
             "max_attempts": max_attempts,
@@ -84,16 +132,40 @@ async def enqueue(
 
 
 async def claim(
-    session: AsyncSession, *, now: datetime, limit: int, lease: float
+    session: AsyncSession,
+    *,
+    lane: str,
+    now: datetime,
+    limit: int,
+    lease: float,
+    group_cap: int | None = None,
 ) -> list[ClaimedJob]:
-    rows = await session.execute(
-        _CLAIM, {"now": now, "limit": limit, "lease_until": now + timedelta(seconds=lease)}
-    )
+    """Up to `limit` jobs of `lane`, leased until now + `lease`; with `group_cap`, no more
+    jobs of one group than the cap run at once, across every worker."""
+    parameters: dict[str, Any] = {
+        "lane": lane,
+        "now": now,
+        "limit": limit,
+        "lease_until": now + timedelta(seconds=lease),
+    }
+    if group_cap is None:
+        rows = await session.execute(_CLAIM, parameters)
+    else:
+        await session.execute(_LOCK_LANE, {"lane": lane})
+        rows = await session.execute(_CLAIM_CAPPED, {**parameters, "group_cap": group_cap})
     return [
-        ClaimedJob(job_id, kind, payload, attempts, max_attempts)
-        for job_id, kind, payload, attempts, max_attempts, status in rows
+        ClaimedJob(job_id, kind, job_lane, payload, attempts, max_attempts)
+        for job_id, kind, job_lane, payload, attempts, max_attempts, status in rows
         if status == "running"
     ]
+
+
+async def renew(session: AsyncSession, job: ClaimedJob, *, lease_until: datetime) -> bool:
+    """Extends the lease of a job still running; False once another worker took it over."""
+    result = await session.execute(
+        _RENEW, {"id": job.id, "attempts": job.attempts, "lease_until": lease_until}
+    )
+    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
 
 async def complete(session: AsyncSession, job: ClaimedJob) -> None:

@@ -1,15 +1,18 @@
 """The worker: claims due jobs and runs each in its own transaction, many at once.
 
-Woken by LISTEN/NOTIFY when a job is enqueued; polls as a fallback. A job is completed in
-the same transaction as its handler's writes, so a crash (or a lost lease) either keeps
-both or neither; a worker killed mid-job leaves the lease to run out and the job to be
-claimed again.
+Woken by LISTEN/NOTIFY when a job is enqueued; polls as a fallback. Each lane
+(cauri.worker.lanes) is claimed within its own share of the concurrency. A job is completed
+in the same transaction as its handler's writes, so a crash (or a lost lease) either keeps
+both or neither. While a handler runs its lease is renewed every third of
+CAURI_JOB_LEASE_SECONDS, so a slow handler is never run twice at once; a worker killed
+mid-job stops renewing, the lease runs out and the job is claimed again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Mapping
 from datetime import timedelta
 
@@ -18,7 +21,7 @@ import structlog
 from sqlalchemy.exc import SQLAlchemyError
 
 from cauri.runtime import Runtime
-from cauri.worker import queue
+from cauri.worker import lanes, queue
 from cauri.worker.handlers import Handler
 
 log = structlog.get_logger("cauri.worker")
@@ -38,13 +41,14 @@ class Worker:
         self.runtime = runtime
         self.handlers = handlers
         self.concurrency = concurrency or runtime.settings.worker_concurrency
+        self.slots = lanes.slots(self.concurrency)
         self._wake = asyncio.Event()
-        self._running: set[asyncio.Task[None]] = set()
+        self._running: dict[str, set[asyncio.Task[None]]] = {lane: set() for lane in self.slots}
         self._listening = True  # so that the first failure to listen is logged
 
     async def run_due(self) -> int:
         """Claims what is due now and runs it to the end; returns how many jobs ran."""
-        jobs = await self._claim(self.concurrency)
+        jobs = await self._claim(self.slots)
         await asyncio.gather(*(self._run(job) for job in jobs))
         return len(jobs)
 
@@ -66,20 +70,25 @@ class Worker:
                     listener = await self._listen()
                 # Cleared before claiming, so a job enqueued during the claim wakes the next round.
                 self._wake.clear()
-                free = self.concurrency - len(self._running)
-                if free > 0:
+                free = {
+                    lane: slots - len(self._running[lane])
+                    for lane, slots in self.slots.items()
+                    if slots > len(self._running[lane])
+                }
+                if free:
                     for job in await self._claim_or_log(free):
                         task = asyncio.create_task(self._run(job))
-                        self._running.add(task)
-                        task.add_done_callback(self._finished)
+                        self._running[job.lane].add(task)
+                        task.add_done_callback(functools.partial(self._finished, job.lane))
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self.runtime.settings.worker_poll_interval):
                         await self._first(stop)
         finally:
             if listener is not None:
                 await listener.close()
-            if self._running:
-                await asyncio.gather(*self._running, return_exceptions=True)
+            running = [task for tasks in self._running.values() for task in tasks]
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)
 
     async def _first(self, stop: asyncio.Event) -> None:
         waiters = [asyncio.create_task(self._wake.wait()), asyncio.create_task(stop.wait())]
@@ -89,8 +98,8 @@ class Worker:
             for waiter in waiters:
                 waiter.cancel()
 
-    def _finished(self, task: asyncio.Task[None]) -> None:
-        self._running.discard(task)
+    def _finished(self, lane: str, task: asyncio.Task[None]) -> None:
+        self._running[lane].discard(task)
         self._wake.set()
 
     async def _listen(self) -> asyncpg.Connection | None:
@@ -112,24 +121,66 @@ class Worker:
         self._listening = True
         return connection
 
-    async def _claim_or_log(self, limit: int) -> list[queue.ClaimedJob]:
+    async def _claim_or_log(self, limits: Mapping[str, int]) -> list[queue.ClaimedJob]:
         """A database outage must not end the worker: it logs and tries again next round."""
         try:
-            return await self._claim(limit)
+            return await self._claim(limits)
         except (OSError, SQLAlchemyError):
             log.exception("worker.claim_failed")
             return []
 
-    async def _claim(self, limit: int) -> list[queue.ClaimedJob]:
+    async def _claim(self, limits: Mapping[str, int]) -> list[queue.ClaimedJob]:
+        """Claims up to each lane's limit in one transaction; the grouped lanes come last,
+        as their claim holds a lock until the transaction ends."""
+        settings = self.runtime.settings
+        claimed: list[queue.ClaimedJob] = []
         async with self.runtime.sessionmaker() as session, session.begin():
-            return await queue.claim(
-                session,
-                now=self.runtime.clock.now(),
-                limit=limit,
-                lease=self.runtime.settings.job_lease_seconds,
-            )
+            for lane in sorted(limits, key=lambda lane: lane in lanes.GROUPED):
+                claimed += await queue.claim(
+                    session,
+                    lane=lane,
+                    now=self.runtime.clock.now(),
+                    limit=limits[lane],
+                    lease=settings.job_lease_seconds,
+                    group_cap=settings.webhook_endpoint_concurrency
+                    if lane in lanes.GROUPED
+                    else None,
+                )
+        return claimed
 
     async def _run(self, job: queue.ClaimedJob) -> None:
+        done = asyncio.Event()
+        heartbeat = asyncio.create_task(self._keep_leased(job, done))
+        try:
+            await self._run_leased(job)
+        finally:
+            done.set()
+            await heartbeat
+
+    async def _keep_leased(self, job: queue.ClaimedJob, done: asyncio.Event) -> None:
+        """Renews the job's lease every third of it until `done`; stops once the job was
+        taken over (the handler's completion then finds it lost). Waited for, never
+        cancelled, so no renewal is cut off in the middle of its query."""
+        lease = self.runtime.settings.job_lease_seconds
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(lease / 3):
+                    await done.wait()
+                    return
+            try:
+                async with self.runtime.sessionmaker() as session, session.begin():
+                    renewed = await queue.renew(
+                        session,
+                        job,
+                        lease_until=self.runtime.clock.now() + timedelta(seconds=lease),
+                    )
+            except (OSError, SQLAlchemyError):
+                log.exception("worker.lease_not_renewed", job_id=job.id, kind=job.kind)
+                continue
+            if not renewed:
+                return
+
+    async def _run_leased(self, job: queue.ClaimedJob) -> None:
         handler = self.handlers.get(job.kind)
         try:
             if handler is None:

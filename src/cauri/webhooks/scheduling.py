@@ -1,0 +1,40 @@
+"""The job of one delivery attempt: in its merchant's webhook lane, grouped by endpoint so
+that one endpoint never runs more than CAURI_WEBHOOK_ENDPOINT_CONCURRENCY attempts at once.
+
+An endpoint here is a merchant's environment: its configured URL and the `callback_url` of
+its payments share one group and one circuit breaker."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.webhooks import DELIVER_JOB
+from cauri.worker import queue
+
+
+def endpoint_group(merchant_id: str, livemode: bool) -> str:
+    return f"{merchant_id}/{'live' if livemode else 'test'}"
+
+
+async def enqueue_attempt(
+    session: AsyncSession,
+    *,
+    delivery_id: uuid.UUID,
+    attempt: int,
+    merchant_id: str,
+    livemode: bool,
+    now: datetime,
+    delay: float = 0,
+) -> None:
+    await queue.enqueue(
+        session,
+        DELIVER_JOB,
+        {"delivery_id": str(delivery_id), "attempt": attempt},
+        livemode=livemode,
+        group=endpoint_group(merchant_id, livemode),
+        now=now,
+        delay=delay,
+    )
