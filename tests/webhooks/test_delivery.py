@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import socket
 import time
 from datetime import timedelta
 
@@ -14,6 +15,7 @@ import stripe
 from cauri.client import webhooks as sdk
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
+from cauri.webhooks import delivery
 from cauri.worker.runner import Worker
 from tests.support import free_port, make_merchant, scalar
 from tests.webhooks.builders import (
@@ -449,3 +451,35 @@ async def test_deliveries_listed_newest_first_and_paginated(
     assert [e["id"] for e in body["data"]] == made[::-1][:2]
     assert body["meta"] == {"current_page": 1, "per_page": 2, "total": 3, "last_page": 2}
     assert all(e["status"] == "pending" and e["attempts"] == 0 for e in body["data"])
+
+
+async def test_an_address_that_never_completes_the_handshake_gives_up_after_3_s() -> None:
+    """A listening socket whose accept queue is full: the kernel drops further handshakes,
+    as a dead host does. The attempt ends on the connect timeout, not the 10 s limit."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(0)
+        fillers = [socket.socket() for _ in range(4)]
+        for filler in fillers:
+            filler.setblocking(False)
+            filler.connect_ex(server.getsockname())
+        try:
+            outcome = await delivery.send(
+                delivery.Notification(
+                    url=f"http://127.0.0.1:{server.getsockname()[1]}/hooks",
+                    event="webhook.test",
+                    delivery_id="d",
+                    body=b"{}",
+                    secret="whsec_test",
+                ),
+                timestamp=int(time.time()),
+                time_limit=10.0,
+                allow_private=True,
+            )
+        finally:
+            for filler in fillers:
+                filler.close()
+    assert delivery.CONNECT_TIMEOUT <= 3
+    assert outcome.response_code is None
+    assert outcome.error == "Connexion impossible dans le délai de 3 s."
+    assert 2_900 <= outcome.duration_ms < 6_000
