@@ -102,6 +102,7 @@ class Receiver:
                 answer = receiver._next_answer()
                 if answer.hang:
                     receiver._stopping.wait()
+                    self.close_connection = True  # the client sees the end of the connection
                     return
                 if answer.delay:
                     receiver._stopping.wait(answer.delay)
