@@ -20,6 +20,8 @@ class Settings(BaseSettings):
     test_settle_delay: float = 10.0
     webhook_retry_delays: str = "10,60,300,1800"
     webhook_timeout: float = 10.0
+    # Each TCP handshake of an attempt, within webhook_timeout (issue 8: at most 3 s).
+    webhook_connect_timeout: float = 3.0
     webhook_allow_private: bool = False
     # Deliveries of one endpoint (a merchant's environment) running at once, across workers.
     webhook_endpoint_concurrency: int = 4

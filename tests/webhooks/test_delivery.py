@@ -13,6 +13,7 @@ import httpx
 import stripe
 
 from cauri.client import webhooks as sdk
+from cauri.config import Settings
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
 from cauri.webhooks import delivery
@@ -453,6 +454,9 @@ async def test_deliveries_listed_newest_first_and_paginated(
     assert all(e["status"] == "pending" and e["attempts"] == 0 for e in body["data"])
 
 
+DEFAULTS = Settings.model_fields
+
+
 async def test_an_address_that_never_completes_the_handshake_gives_up_after_3_s() -> None:
     """A listening socket whose accept queue is full: the kernel drops further handshakes,
     as a dead host does. The attempt ends on the connect timeout, not the 10 s limit."""
@@ -473,13 +477,14 @@ async def test_an_address_that_never_completes_the_handshake_gives_up_after_3_s(
                     secret="whsec_test",
                 ),
                 timestamp=int(time.time()),
-                time_limit=10.0,
+                time_limit=DEFAULTS["webhook_timeout"].default,
+                connect_limit=DEFAULTS["webhook_connect_timeout"].default,
                 allow_private=True,
             )
         finally:
             for filler in fillers:
                 filler.close()
-    assert delivery.CONNECT_TIMEOUT <= 3
+    assert DEFAULTS["webhook_connect_timeout"].default <= 3
     assert outcome.response_code is None
     assert outcome.error == "Connexion impossible dans le délai de 3 s."
     assert 2_900 <= outcome.duration_ms < 6_000

@@ -21,9 +21,6 @@ from cauri.webhooks import url_safety
 
 USER_AGENT = "Service-Webhooks/1.0"
 MAX_ERROR_LENGTH = 500
-# An address that does not answer the TCP handshake gives up after this, within the
-# attempt's overall CAURI_WEBHOOK_TIMEOUT: a dead host holds a delivery slot 3 s, not 10.
-CONNECT_TIMEOUT = 3.0
 
 
 @dataclass(frozen=True)
@@ -68,7 +65,7 @@ def _tls() -> ssl.SSLContext:
 
 
 async def _post_pinned(
-    url: httpx.URL, address: str, body: bytes, sent_headers: dict[str, str], time_limit: float
+    url: httpx.URL, address: str, body: bytes, sent_headers: dict[str, str], limits: httpx.Timeout
 ) -> int:
     """POSTs to `address` while the request still names `url`'s host: the Host header and,
     over TLS, the SNI and the certificate check use the name, the socket the checked address."""
@@ -80,7 +77,7 @@ async def _post_pinned(
         verify=_tls(),
         follow_redirects=False,
         trust_env=False,
-        timeout=httpx.Timeout(time_limit, connect=min(CONNECT_TIMEOUT, time_limit)),
+        timeout=limits,
     ) as client:
         request = client.build_request(
             "POST",
@@ -100,23 +97,31 @@ async def _post_to_first_reachable(
     addresses: list[str],
     body: bytes,
     sent_headers: dict[str, str],
-    time_limit: float,
+    limits: httpx.Timeout,
 ) -> int:
     """Tries each checked address in turn while the connection is refused (a name with an
     IPv6 address its host does not listen on, say); a request once sent is never repeated."""
     for address in addresses[:-1]:
         try:
-            return await _post_pinned(url, address, body, sent_headers, time_limit)
+            return await _post_pinned(url, address, body, sent_headers, limits)
         except httpx.ConnectError:
             continue
-    return await _post_pinned(url, addresses[-1], body, sent_headers, time_limit)
+    return await _post_pinned(url, addresses[-1], body, sent_headers, limits)
 
 
 async def send(
-    notification: Notification, *, timestamp: int, time_limit: float, allow_private: bool
+    notification: Notification,
+    *,
+    timestamp: int,
+    time_limit: float,
+    connect_limit: float,
+    allow_private: bool,
 ) -> AttemptOutcome:
     """One attempt: checks the address, POSTs, and reports what happened; never raises for
-    what the endpoint did (refused address, DNS failure, refusal, timeout, non-2xx)."""
+    what the endpoint did (refused address, DNS failure, refusal, timeout, non-2xx).
+    `connect_limit` bounds each TCP handshake within `time_limit`: a dead host holds a
+    delivery slot that long, not the whole time limit."""
+    limits = httpx.Timeout(time_limit, connect=min(connect_limit, time_limit))
     started = time.monotonic()
     code: int | None = None
     error: str | None = None
@@ -126,12 +131,12 @@ async def send(
         async with asyncio.timeout(time_limit):
             addresses = await url_safety.resolve(url, allow_private=allow_private)
             code = await _post_to_first_reachable(
-                url, addresses, notification.body, headers(notification, timestamp), time_limit
+                url, addresses, notification.body, headers(notification, timestamp), limits
             )
     except url_safety.UnsafeUrl as exc:
         error = str(exc)
     except httpx.ConnectTimeout:
-        error = f"Connexion impossible dans le délai de {CONNECT_TIMEOUT:g} s."
+        error = f"Connexion impossible dans le délai de {connect_limit:g} s."
     except (TimeoutError, httpx.TimeoutException):
         error = f"Pas de réponse dans le délai de {time_limit:g} s."
     except (httpx.HTTPError, OSError) as exc:

@@ -35,6 +35,7 @@ async def deliver(session: AsyncSession, runtime: Runtime, payload: dict[str, An
         pending.notification,
         timestamp=int(started_at.timestamp()),
         time_limit=runtime.settings.webhook_timeout,
+        connect_limit=runtime.settings.webhook_connect_timeout,
         allow_private=runtime.settings.webhook_allow_private,
     )
     await service.record_attempt(session, runtime, pending, started_at, outcome)
