@@ -26,6 +26,7 @@ from cauri.kit.errors import (
     InsufficientFunds,
     InvalidRequest,
     NotFound,
+    PayoutFailed,
     PayoutLimitExceeded,
 )
 from cauri.kit.ids import prefixed
@@ -82,6 +83,7 @@ _FLOW = disbursing.Flow(
     check_job=CHECK_STATUS_JOB,
     entries=_entries,
     describe=payout_object,
+    failure=PayoutFailed,
     unavailable="Le service de transfert de cet opérateur est indisponible.",
     refused=None,
 )
