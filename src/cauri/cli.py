@@ -20,11 +20,11 @@ from cauri.kit import migrate as migrations
 from cauri.kit.db import database_url, unit_of_work
 from cauri.kit.errors import CauriError
 from cauri.kit.logging import configure as configure_logging
-from cauri.kit.money import to_major
+from cauri.kit.money import FIXED_FEE_CURRENCIES, to_major
 from cauri.merchants.service import merchants as merchant_service
 from cauri.payouts.schemas import payout_object
 from cauri.payouts.service import payouts as payout_service
-from cauri.platform.service import update_settings
+from cauri.platform.service import FIXED_SETTINGS, fixed_column, update_settings
 from cauri.runtime import Runtime
 
 T = TypeVar("T")
@@ -40,6 +40,7 @@ app.add_typer(keys_cli, name="keys")
 app.add_typer(settings_cli, name="settings")
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+_FIXED_CURRENCY_HELP = "The currency of the fixed amounts given: XOF (also XAF's), EUR or USD."
 
 
 def _resolved_url() -> str:
@@ -173,20 +174,34 @@ def merchants_set_status(merchant_id: str, status: str, as_json: JsonFlag = Fals
 def merchants_set_fee(
     merchant_id: str,
     operator: Annotated[str, typer.Option(help="An operator code, or `payout`.")],
-    percent: Annotated[Decimal | None, typer.Option()] = None,
-    fixed: Annotated[int | None, typer.Option()] = None,
+    percent: Annotated[Decimal | None, typer.Option(help="Omitted: 0.")] = None,
+    fixed: Annotated[
+        Decimal | None, typer.Option(help="In major units of --currency. Omitted: 0.")
+    ] = None,
+    currency: Annotated[str, typer.Option(help=_FIXED_CURRENCY_HELP)] = "XOF",
     disabled: Annotated[bool, typer.Option("--disabled")] = False,
     as_json: JsonFlag = False,
 ) -> None:
+    """Sets the account's whole rule for a mode: what is omitted is 0, not the platform's
+    default. The rule's fixed fees in other currencies are kept."""
+
     async def work(session: AsyncSession, _: Runtime) -> dict[str, Any]:
         rule = await merchant_service.set_fee(
-            session, merchant_id, mode=operator, percent=percent, fixed=fixed, disabled=disabled
+            session,
+            merchant_id,
+            mode=operator,
+            percent=percent,
+            fixed=fixed,
+            disabled=disabled,
+            currency=currency.upper(),
         )
         return {
             "merchant_id": rule.merchant_id,
             "operator": rule.mode,
-            "percent": None if rule.percent is None else float(rule.percent),
+            "percent": float(rule.percent),
             "fixed": rule.fixed,
+            "fixed_eur": to_major(rule.fixed_eur, "EUR"),
+            "fixed_usd": to_major(rule.fixed_usd, "USD"),
             "disabled": rule.disabled,
         }
 
@@ -219,15 +234,17 @@ def keys_create(
 
 @settings_cli.command("set")
 def settings_set(
-    plan_creation_fee_fixed: Annotated[int | None, typer.Option()] = None,
+    plan_creation_fee_fixed: Annotated[Decimal | None, typer.Option()] = None,
     plan_creation_fee_percent: Annotated[Decimal | None, typer.Option()] = None,
     plan_penalty_percent: Annotated[Decimal | None, typer.Option()] = None,
     fee_percent: Annotated[Decimal | None, typer.Option()] = None,
-    fee_fixed: Annotated[int | None, typer.Option()] = None,
+    fee_fixed: Annotated[Decimal | None, typer.Option()] = None,
     payout_fee_percent: Annotated[Decimal | None, typer.Option()] = None,
-    payout_fee_fixed: Annotated[int | None, typer.Option()] = None,
+    payout_fee_fixed: Annotated[Decimal | None, typer.Option()] = None,
+    currency: Annotated[str, typer.Option(help=_FIXED_CURRENCY_HELP)] = "XOF",
     as_json: JsonFlag = False,
 ) -> None:
+    """Changes the given settings; the others are kept."""
     given = {
         key: value
         for key, value in {
@@ -243,20 +260,23 @@ def settings_set(
     }
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        row = await update_settings(session, given, runtime.clock.now())
-        return {
+        row = await update_settings(session, given, runtime.clock.now(), currency=currency.upper())
+        shown: dict[str, Any] = {
             column: (float(v) if isinstance(v, Decimal) else v)
             for column in (
-                "plan_creation_fee_fixed",
                 "plan_creation_fee_percent",
                 "plan_penalty_percent",
                 "fee_percent",
-                "fee_fixed",
                 "payout_fee_percent",
-                "payout_fee_fixed",
             )
             for v in [getattr(row, column)]
         }
+        for setting in FIXED_SETTINGS:
+            for in_currency in FIXED_FEE_CURRENCIES:
+                column = fixed_column(setting, in_currency)
+                amount = getattr(row, column)
+                shown[column] = None if amount is None else to_major(amount, in_currency)
+        return shown
 
     _print(_in_transaction(work), as_json)
 

@@ -12,7 +12,14 @@ import pytest
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
 from tests.foundation.builders import API, run_cli
-from tests.support import MerchantKeys, assert_error, make_merchant, momo_body, scalar
+from tests.support import (
+    MerchantKeys,
+    assert_error,
+    card_body,
+    make_merchant,
+    momo_body,
+    scalar,
+)
 
 
 async def cli_merchant(database_url: str, *args: str) -> MerchantKeys:
@@ -97,6 +104,8 @@ async def test_set_fee(client: httpx.AsyncClient, runtime: Runtime, database_url
         "operator": "mtn",
         "percent": 2.5,
         "fixed": 10,
+        "fixed_eur": 0,
+        "fixed_usd": 0,
         "disabled": False,
     }
     assert await fee_of_new_payment(client, merchant, 1000) == 25 + 10
@@ -193,7 +202,69 @@ async def test_settings_set_default_fees(
             "--json",
         )
     ).json()
-    assert await fee_of_new_payment(client, merchant, 1000) == 15 + 1
+    # A whole rule: the percent it omits is 0, not the platform's 1.5.
+    assert await fee_of_new_payment(client, merchant, 1000) == 0 + 1
+
+
+async def test_fixed_fees_per_currency(
+    client: httpx.AsyncClient, runtime: Runtime, database_url: str
+) -> None:
+    """Fixed amounts are XOF (XAF at par); EUR and USD ones are 0 unless set for them."""
+    merchant = await make_merchant(runtime)
+    await run_cli(database_url, "settings", "set", "--plan-creation-fee-fixed", "500")
+    plans = {}
+    for currency in ("XOF", "XAF", "EUR", "USD"):
+        created = await client.post(
+            f"{API}/installment-plans",
+            json={"target_amount": 100, "currency": currency},
+            headers=merchant.headers(),
+        )
+        plans[currency] = created.json()["data"]["creation_fee_amount"]
+    assert plans == {"XOF": 500, "XAF": 500, "EUR": 0, "USD": 0}
+
+    result = await run_cli(
+        database_url,
+        "settings",
+        "set",
+        "--plan-creation-fee-fixed",
+        "2.5",
+        "--fee-fixed",
+        "0.3",
+        "--currency",
+        "EUR",
+        "--json",
+    )
+    shown = result.json()
+    assert (shown["plan_creation_fee_fixed"], shown["plan_creation_fee_fixed_eur"]) == (500, 2.5)
+    assert (shown["fee_fixed"], shown["fee_fixed_eur"], shown["fee_fixed_usd"]) == (0, 0.3, 0)
+    eur_plan = await client.post(
+        f"{API}/installment-plans",
+        json={"target_amount": 100, "currency": "EUR"},
+        headers=merchant.headers(),
+    )
+    assert eur_plan.json()["data"]["creation_fee_amount"] == 2.5
+    too_precise = await run_cli(
+        database_url, "settings", "set", "--fee-fixed", "0.001", "--currency", "EUR"
+    )
+    assert too_precise.error()["code"] == "invalid_request"
+
+    rule = await run_cli(
+        database_url,
+        "merchants",
+        "set-fee",
+        merchant.id,
+        "--operator",
+        "visa",
+        "--fixed",
+        "0.5",
+        "--currency",
+        "EUR",
+        "--json",
+    )
+    assert rule.json()["fixed_eur"] == 0.5 and rule.json()["fixed"] == 0
+    card = card_body(amount=10, currency="EUR")
+    paid = await client.post(f"{API}/payments", json=card, headers=merchant.headers())
+    assert paid.json()["data"]["fee_amount"] == 0.5
 
 
 async def test_settings_plan_fee_is_fixed_or_percent(runtime: Runtime, database_url: str) -> None:

@@ -38,26 +38,33 @@ async def set_fee(
     operator: str,
     *,
     percent: str | None = None,
-    fixed: int | None = None,
+    fixed: int | str | None = None,
+    currency: str = "XOF",
     disabled: bool = False,
 ) -> None:
-    """`cauri merchants set-fee` as the CLI does it."""
+    """`cauri merchants set-fee` as the CLI does it (amounts in major units of `currency`)."""
     async with unit_of_work(runtime.sessionmaker) as session:
         await merchants.set_fee(
             session,
             merchant_id,
             mode=operator,
             percent=Decimal(percent) if percent is not None else None,
-            fixed=fixed,
+            fixed=Decimal(fixed) if fixed is not None else None,
             disabled=disabled,
+            currency=currency,
         )
 
 
-async def set_platform_fees(runtime: Runtime, *, percent: str, fixed: int = 0) -> None:
-    """`cauri settings set --fee-percent P --fee-fixed N`."""
+async def set_platform_fees(
+    runtime: Runtime, *, percent: str, fixed: int | str = 0, currency: str = "XOF"
+) -> None:
+    """`cauri settings set --fee-percent P --fee-fixed N [--currency C]`."""
     async with unit_of_work(runtime.sessionmaker) as session:
         await update_settings(
-            session, {"fee_percent": Decimal(percent), "fee_fixed": fixed}, runtime.clock.now()
+            session,
+            {"fee_percent": Decimal(percent), "fee_fixed": Decimal(fixed)},
+            runtime.clock.now(),
+            currency=currency,
         )
 
 

@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cauri.kit.errors import InvalidRequest
 from cauri.kit.money import fee_for, percent_of
+from cauri.merchants.contract import Terms
 from cauri.runtime import Runtime
 from tests.payments.builders import (
     merchant_available,
@@ -83,18 +85,74 @@ async def test_account_contract_overrides_platform_per_mode(
     assert theirs["fee_amount"] == 20
 
 
-async def test_contract_overrides_only_what_it_sets(
-    client: httpx.AsyncClient, runtime: Runtime
-) -> None:
-    """A contract with only a fixed fee keeps the platform's percent, and vice versa."""
+async def test_a_contract_is_a_whole_rule(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    """An omitted percent or fixed fee of a contract is 0, not the platform's (issue 8)."""
     merchant = await make_merchant(runtime)
     await set_platform_fees(runtime, percent="2", fixed=7)
     await set_fee(runtime, merchant.id, "mtn", fixed=1)
-    await set_fee(runtime, merchant.id, "moov", percent="0")
+    await set_fee(runtime, merchant.id, "moov", percent="3")
     mtn = (await pay(client, merchant.headers(), momo_body(amount=1000))).json()["data"]
-    assert mtn["fee_amount"] == 20 + 1
+    assert mtn["fee_amount"] == 0 + 1
     moov = (await pay(client, merchant.headers(), momo_body(operator="moov", amount=1000))).json()
-    assert moov["data"]["fee_amount"] == 0 + 7
+    assert moov["data"]["fee_amount"] == 30 + 0
+    celtiis = momo_body(operator="celtiis_bj", amount=1000)
+    assert (await pay(client, merchant.headers(), celtiis)).json()["data"]["fee_amount"] == 27
+
+
+CONGO = {"operator": "mtn_cg", "phone_number": "242060000000"}
+
+
+async def test_fixed_fees_are_xof_shared_by_xaf_and_eur_pays_only_its_own(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """DESIGN, fixed fees: XOF amounts, applied at par to XAF; EUR and USD fixed fees are 0
+    unless set for that currency."""
+    merchant = await make_merchant(runtime)
+    await set_platform_fees(runtime, percent="1", fixed=100)
+    xof = (await pay(client, merchant.headers(), momo_body(amount=1000))).json()["data"]
+    xaf = (await pay(client, merchant.headers(), momo_body(amount=1000, **CONGO))).json()["data"]
+    eur = (await pay(client, merchant.headers(), card_body(amount=10, currency="EUR"))).json()
+    usd = (await pay(client, merchant.headers(), card_body(amount=10, currency="USD"))).json()
+    assert (xof["fee_amount"], xaf["currency"], xaf["fee_amount"]) == (110, "XAF", 110)
+    assert eur["data"]["fee_amount"] == 0.1 and usd["data"]["fee_amount"] == 0.1
+
+    await set_platform_fees(runtime, percent="1", fixed="1.5", currency="EUR")
+    eur = (await pay(client, merchant.headers(), card_body(amount=10, currency="EUR"))).json()
+    usd = (await pay(client, merchant.headers(), card_body(amount=10, currency="USD"))).json()
+    assert (eur["data"]["fee_amount"], eur["data"]["total_amount"]) == (1.6, 11.6)
+    assert usd["data"]["fee_amount"] == 0.1
+    # The XOF amount set before is kept.
+    xof = (await pay(client, merchant.headers(), momo_body(amount=1000))).json()["data"]
+    assert xof["fee_amount"] == 110
+
+
+async def test_a_contracts_fixed_fee_is_per_currency(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    await set_fee(runtime, merchant.id, "visa", percent="2", fixed=50)
+    eur = (await pay(client, merchant.headers(), card_body(amount=10, currency="EUR"))).json()
+    assert eur["data"]["fee_amount"] == 0.2
+    await set_fee(runtime, merchant.id, "visa", percent="2", fixed="0.35", currency="EUR")
+    eur = (await pay(client, merchant.headers(), card_body(amount=10, currency="EUR"))).json()
+    xof = (await pay(client, merchant.headers(), card_body(amount=1000))).json()["data"]
+    # A call for EUR states the percent and the EUR amount; the XOF amount is kept.
+    assert (eur["data"]["fee_amount"], xof["fee_amount"]) == (0.55, 20 + 50)
+    await set_fee(runtime, merchant.id, "visa", percent="1")
+    eur = (await pay(client, merchant.headers(), card_body(amount=10, currency="EUR"))).json()
+    xof = (await pay(client, merchant.headers(), card_body(amount=1000))).json()["data"]
+    assert (eur["data"]["fee_amount"], xof["fee_amount"]) == (0.45, 10)
+
+
+async def test_a_fixed_fee_has_at_most_its_currencys_decimals(runtime: Runtime) -> None:
+    merchant = await make_merchant(runtime)
+    for currency, amount in (("XOF", "1.5"), ("EUR", "0.001")):
+        with pytest.raises(InvalidRequest):
+            await set_platform_fees(runtime, percent="1", fixed=amount, currency=currency)
+        with pytest.raises(InvalidRequest):
+            await set_fee(runtime, merchant.id, "visa", fixed=amount, currency=currency)
+    with pytest.raises(InvalidRequest):
+        await set_platform_fees(runtime, percent="1", fixed=1, currency="GBP")
 
 
 async def test_settings_changes_apply_at_once(client: httpx.AsyncClient, runtime: Runtime) -> None:
@@ -188,3 +246,25 @@ def test_fee_is_monotone_in_percent(amount: int, percent: Decimal) -> None:
     assert percent_of(amount, percent) <= percent_of(
         amount, min(percent + Decimal("0.01"), Decimal(100))
     )
+
+
+currencies = st.sampled_from(["XOF", "XAF", "EUR", "USD"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    amount=amounts,
+    percent=percents,
+    xof=fixeds,
+    eur=st.integers(min_value=0, max_value=10**6) | st.none(),
+    currency=currencies,
+)
+def test_terms_apply_the_fixed_fee_of_the_currency(
+    amount: int, percent: Decimal, xof: int, eur: int | None, currency: str
+) -> None:
+    """XAF pays the XOF amount at par; EUR pays its own or none; USD, not set here, none."""
+    fixed = {"XOF": xof} | ({} if eur is None else {"EUR": eur})
+    terms = Terms(percent, fixed)
+    expected_fixed = {"XOF": xof, "XAF": xof, "EUR": eur or 0, "USD": 0}[currency]
+    assert terms.fee(amount, currency) == reference_fee(amount, percent, expected_fixed)
+    assert terms.fee(amount, "XAF") == terms.fee(amount, "XOF")

@@ -67,6 +67,23 @@ async def test_refused_by_the_live_operator_takes_nothing(
     assert await merchant_available(runtime, merchant.id, livemode=LIVE) == 5000
 
 
+async def test_the_balance_is_checked_before_the_operator(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """DESIGN: request validity, payout account and caps, balance, then the operator."""
+    merchant = await make_merchant(runtime)
+    headers = merchant.headers(LIVE)
+    await top_up(runtime, merchant.id, 500, livemode=LIVE)
+    # No live operator at all, and a balance that does not cover the payout.
+    response = await create(client, headers, amount=1000, external_id="uncovered")
+    assert_error(response, 402, "insufficient_funds")
+    assert_error(await client.get(f"{PAYOUTS}/uncovered", headers=headers), 404, "not_found")
+    # With the balance, the missing operator is what refuses it.
+    await top_up(runtime, merchant.id, 500, livemode=LIVE)
+    assert_error(await create(client, headers, amount=1000), 402, "payout_failed")
+    assert await merchant_available(runtime, merchant.id, livemode=LIVE) == 1000
+
+
 async def test_no_adapter_is_payout_failed_with_nothing_taken(
     client: httpx.AsyncClient, runtime: Runtime
 ) -> None:

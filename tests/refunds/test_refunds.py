@@ -8,8 +8,10 @@ from collections import Counter
 from typing import Any
 
 import httpx
+from sqlalchemy import text
 
 from cauri.kit.clock import ManualClock
+from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.payments.builders import events_of, merchant_available
@@ -189,7 +191,7 @@ async def test_live_refusal_at_initiation_takes_nothing(
     merchant = await make_merchant(runtime)
     payment = await _paid(client, merchant, live=True)
     response = await _refund(client, merchant, payment["reference"], live=True)
-    assert_error(response, 402, "payout_failed")
+    assert_error(response, 402, "refund_failed")
     [sent] = fake.disbursed
     assert (sent.amount, sent.phone_number) == (1000, "22997000000")
     reference = await scalar(runtime, "SELECT reference FROM refunds WHERE status = 'failed'")
@@ -199,8 +201,29 @@ async def test_live_refusal_at_initiation_takes_nothing(
     # With no adapter left for the operator, the refund cannot be sent either.
     runtime.operators.live_adapters.clear()
     response = await _refund(client, merchant, payment["reference"], live=True)
-    assert_error(response, 402, "payout_failed")
+    assert_error(response, 402, "refund_failed")
     assert await merchant_available(runtime, merchant.id, livemode=True) == 1000
+
+
+async def test_test_mode_refund_to_a_0001_number_is_refused_at_initiation(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """The simulator's table applies to refunds (DESIGN, Test mode). A 0001 number is refused
+    when it pays, so the payment is made with another number, then its number is changed."""
+    merchant = await make_merchant(runtime)
+    payment = await _paid(client, merchant, amount=1500)
+    async with unit_of_work(runtime.sessionmaker) as session:
+        await session.execute(
+            text("UPDATE payments SET phone_number = '22997000001' WHERE CAST(id AS text) = :id"),
+            {"id": payment["reference"]},
+        )
+    response = await _refund(client, merchant, payment["reference"])
+    assert_error(response, 402, "refund_failed")
+    reference = await scalar(runtime, "SELECT reference FROM refunds WHERE status = 'failed'")
+    assert await ledger_postings_for(runtime, reference) == 0
+    assert await merchant_available(runtime, merchant.id) == 1500
+    assert await _payment_status(client, merchant, payment["reference"]) == "succeeded"
+    assert [kind for kind, _ in await events_of(runtime, reference)] == ["refund.failed"]
 
 
 async def test_refunds_are_private_to_their_merchant_and_environment(

@@ -42,7 +42,7 @@ async def list_payment_modes(
                 "country": mode.country,
                 "country_code": mode.country_code,
                 "requires_otp": mode.requires_otp,
-                "fees": {"percent": float(terms.percent), "fixed": terms.fixed},
+                "fees": {"percent": float(terms.percent), "fixed": terms.fixed_major("XOF")},
             }
             for mode, terms in modes
         ]

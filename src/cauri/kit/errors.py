@@ -72,6 +72,12 @@ class PayoutFailed(CauriError):
     keeps_writes = True
 
 
+class RefundFailed(CauriError):
+    code, http_status = "refund_failed", 402
+    default_message = "L'opérateur a refusé le remboursement ; rien n'a été débité."
+    keeps_writes = True
+
+
 class PayoutLimitExceeded(CauriError):
     code, http_status = "payout_limit_exceeded", 403
     default_message = "Le plafond de transferts vers des tiers est atteint."

@@ -49,5 +49,16 @@ def fee_for(minor: int, percent: Decimal, fixed_minor: int) -> int:
     return percent_of(minor, percent) + fixed_minor
 
 
+# The currencies fixed fees are set in (DESIGN: fixed fees). XAF shares XOF's amounts at par:
+# both francs are pegged to the euro at the same rate and have no decimals. EUR and USD have
+# their own, 0 unless set.
+FIXED_FEE_CURRENCIES = ("XOF", "EUR", "USD")
+
+
+def fixed_fee_currency(currency: str) -> str:
+    """The currency whose fixed fee applies to an amount in `currency`."""
+    return "XOF" if currency == "XAF" else currency
+
+
 def format_major(minor: int, currency: str) -> str:
     return f"{to_major(minor, currency)} {currency}"

@@ -3,10 +3,28 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 
 def _env(livemode: bool) -> str:
     return "live" if livemode else "test"
+
+
+class Kind(StrEnum):
+    """How the ledger treats an account's debits (DESIGN invariant 3).
+
+    A guarded account holds money its owner may take out (a merchant's balance, a plan's
+    escrow): a debit locks its row, folds its credits and refuses an overdraft. The other kinds
+    are append-only: never locked, never folded, their balance is the sum of their postings.
+    Platform revenue is debited only to reverse a fee it was credited (a failed payout), so it
+    never goes negative, and such a reversal waits on no lock every merchant's fees share.
+    An external account mirrors money outside Cauri (an operator's float, a bank) and goes
+    negative by design.
+    """
+
+    GUARDED = "guarded"
+    REVENUE = "revenue"
+    EXTERNAL = "external"
 
 
 @dataclass(frozen=True, order=True)
@@ -14,9 +32,11 @@ class Account:
     code: str
     currency: str
     livemode: bool
-    # External accounts mirror money outside Cauri (an operator's float, a bank): they go
-    # negative by design. Every other account is guarded against overdraft.
-    external: bool = False
+    kind: Kind = Kind.GUARDED
+
+    @property
+    def guarded(self) -> bool:
+        return self.kind is Kind.GUARDED
 
 
 def merchant_available(merchant_id: str, livemode: bool, currency: str) -> Account:
@@ -36,7 +56,7 @@ def plan_escrow(merchant_id: str, plan_id: str, livemode: bool, currency: str) -
 
 def platform(kind: str, livemode: bool, currency: str) -> Account:
     """Platform revenue: `fees`, `plan_fees`, `penalties`."""
-    return Account(f"platform:{kind}:{_env(livemode)}:{currency}", currency, livemode)
+    return Account(f"platform:{kind}:{_env(livemode)}:{currency}", currency, livemode, Kind.REVENUE)
 
 
 def operator_clearing(operator: str, livemode: bool, currency: str) -> Account:
@@ -44,12 +64,12 @@ def operator_clearing(operator: str, livemode: bool, currency: str) -> Account:
         f"operator:{operator.lower()}:clearing:{_env(livemode)}:{currency}",
         currency,
         livemode,
-        external=True,
+        Kind.EXTERNAL,
     )
 
 
 def topup_source(livemode: bool, currency: str) -> Account:
     """Where merchants' bank transfers to the platform come from."""
     return Account(
-        f"platform:topups:{_env(livemode)}:{currency}", currency, livemode, external=True
+        f"platform:topups:{_env(livemode)}:{currency}", currency, livemode, Kind.EXTERNAL
     )

@@ -3,7 +3,8 @@
 A credit appends a posting and locks nothing. A debit of a guarded account locks that
 account's row (several in code order, so two debits never deadlock), folds the postings not
 yet folded into the cached balance, refuses an overdraft, and appends its posting already
-folded (DESIGN invariant 3).
+folded (DESIGN invariant 3). A debit of any other account (platform revenue, external) is
+appended like a credit: those rows are never locked, their postings never folded.
 
 Folding marks postings `folded` under the lock rather than advancing a checkpoint id: a
 credit that commits after a later-numbered one is still unfolded, and the next debit folds it.
@@ -49,10 +50,11 @@ class Entry:
     amount: int
 
 
+# Only guarded accounts have a head row, and none of them may go negative.
 _ENSURE_ACCOUNTS = text(
     "INSERT INTO ledger_accounts (code, currency, livemode, allow_negative) "
-    "SELECT * FROM unnest(CAST(:codes AS text[]), CAST(:currencies AS text[]), "
-    "CAST(:livemodes AS boolean[]), CAST(:externals AS boolean[])) "
+    "SELECT *, false FROM unnest(CAST(:codes AS text[]), CAST(:currencies AS text[]), "
+    "CAST(:livemodes AS boolean[])) "
     "ON CONFLICT (code) DO NOTHING"
 )
 # COLLATE "C": rows are locked in the same byte order as the accounts are sorted in Python.
@@ -113,9 +115,7 @@ async def transfer(
     net: dict[Account, int] = defaultdict(int)
     for entry in entries:
         net[entry.account] += entry.amount
-    debits = {
-        account: amount for account, amount in net.items() if amount < 0 and not account.external
-    }
+    debits = {account: amount for account, amount in net.items() if amount < 0 and account.guarded}
     if debits:
         await _debit(session, debits)
     result = await session.execute(
@@ -143,7 +143,6 @@ async def _debit(session: AsyncSession, debits: dict[Account, int]) -> None:
             "codes": codes,
             "currencies": [a.currency for a in accounts],
             "livemodes": [a.livemode for a in accounts],
-            "externals": [a.external for a in accounts],
         },
     )
     locked = await session.execute(_LOCK_ACCOUNTS, {"codes": codes})

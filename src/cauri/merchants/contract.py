@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -9,7 +10,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit.errors import InvalidRequest
-from cauri.kit.money import EXPONENT, fee_for
+from cauri.kit.money import FIXED_FEE_CURRENCIES, fee_for, fixed_fee_currency, to_major
 from cauri.operators.catalogue import PaymentMode
 from cauri.operators.registry import OperatorRegistry
 
@@ -19,38 +20,50 @@ PAYOUT = "payout"
 @dataclass(frozen=True)
 class Terms:
     percent: Decimal
-    fixed: int  # in major units of the currency the fee is charged in
+    # In minor units, by the currency fixed fees are set in (kit.money.FIXED_FEE_CURRENCIES).
+    fixed: Mapping[str, int]
     disabled: bool = False
 
+    def fixed_in(self, currency: str) -> int:
+        return self.fixed.get(fixed_fee_currency(currency), 0)
+
     def fee(self, amount_minor: int, currency: str) -> int:
-        return fee_for(amount_minor, self.percent, self.fixed * 10 ** EXPONENT[currency])
+        return fee_for(amount_minor, self.percent, self.fixed_in(currency))
+
+    def fixed_major(self, currency: str) -> int | float:
+        return to_major(self.fixed_in(currency), currency)
 
 
+# An account's rule for a mode is whole: when it exists, every part of it applies (its columns
+# are never null); without one, the platform's defaults for payments or for payouts apply.
 _TERMS = text(
-    "SELECT coalesce(r.percent, CASE WHEN :mode = 'payout' THEN s.payout_fee_percent "
-    "       ELSE s.fee_percent END, 0), "
-    "       coalesce(r.fixed, CASE WHEN :mode = 'payout' THEN s.payout_fee_fixed "
-    "       ELSE s.fee_fixed END, 0), "
-    "       coalesce(r.disabled, false) "
-    "FROM (SELECT 1) AS one "
-    "LEFT JOIN platform_settings s ON s.id = 1 "
-    "LEFT JOIN fee_rules r ON r.merchant_id = :merchant_id AND r.mode = :mode"
-)
-
-_ALL_TERMS = text(
-    "SELECT m.mode, coalesce(r.percent, s.fee_percent, 0), coalesce(r.fixed, s.fee_fixed, 0), "
+    "SELECT m.mode, coalesce(r.percent, d.percent, 0), coalesce(r.fixed, d.xof, 0), "
+    "       coalesce(r.fixed_eur, d.eur, 0), coalesce(r.fixed_usd, d.usd, 0), "
     "       coalesce(r.disabled, false) "
     "FROM unnest(CAST(:modes AS text[])) AS m(mode) "
-    "LEFT JOIN platform_settings s ON s.id = 1 "
+    "LEFT JOIN (platform_settings s CROSS JOIN LATERAL (VALUES "
+    "  ('payment', s.fee_percent, s.fee_fixed, s.fee_fixed_eur, s.fee_fixed_usd), "
+    "  ('payout', s.payout_fee_percent, s.payout_fee_fixed, s.payout_fee_fixed_eur, "
+    "   s.payout_fee_fixed_usd)) AS d(kind, percent, xof, eur, usd)) "
+    "  ON s.id = 1 AND d.kind = CASE WHEN m.mode = 'payout' THEN 'payout' ELSE 'payment' END "
     "LEFT JOIN fee_rules r ON r.merchant_id = :merchant_id AND r.mode = m.mode"
 )
 
 
+async def _terms(session: AsyncSession, merchant_id: str, modes: list[str]) -> dict[str, Terms]:
+    rows = await session.execute(_TERMS, {"merchant_id": merchant_id, "modes": modes})
+    return {
+        mode: Terms(
+            Decimal(percent),
+            dict(zip(FIXED_FEE_CURRENCIES, (int(xof), int(eur), int(usd)), strict=True)),
+            bool(disabled),
+        )
+        for mode, percent, xof, eur, usd, disabled in rows
+    }
+
+
 async def terms_for(session: AsyncSession, merchant_id: str, mode: str) -> Terms:
-    percent, fixed, disabled = (
-        await session.execute(_TERMS, {"merchant_id": merchant_id, "mode": mode})
-    ).one()
-    return Terms(Decimal(percent), int(fixed), bool(disabled))
+    return (await _terms(session, merchant_id, [mode]))[mode]
 
 
 async def open_modes(
@@ -61,10 +74,7 @@ async def open_modes(
     operators: OperatorRegistry,
 ) -> list[tuple[PaymentMode, Terms]]:
     """The modes of `modes` open to the account in this environment, with its terms."""
-    rows = await session.execute(
-        _ALL_TERMS, {"merchant_id": merchant_id, "modes": [m.operator.lower() for m in modes]}
-    )
-    terms = {mode: Terms(Decimal(p), int(f), bool(d)) for mode, p, f, d in rows}
+    terms = await _terms(session, merchant_id, [m.operator.lower() for m in modes])
     return [
         (mode, terms[mode.operator.lower()])
         for mode in modes

@@ -12,10 +12,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.kit import phone
 from cauri.kit.errors import InvalidRequest, NotFound
 from cauri.kit.ids import prefixed, random_secret
+from cauri.kit.money import to_minor
 from cauri.merchants import keys
 from cauri.models import ApiKey, FeeRule, Merchant, WebhookEndpoint
 from cauri.models.merchants import MERCHANT_STATUSES
 from cauri.operators import catalogue
+from cauri.platform.service import check_currency, fixed_column
 
 WEBHOOK_SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
 
@@ -104,19 +106,31 @@ class MerchantService:
         *,
         mode: str,
         percent: Decimal | None,
-        fixed: int | None,
+        fixed: Decimal | int | None,
         disabled: bool,
+        currency: str = "XOF",
     ) -> FeeRule:
+        """Sets the account's whole rule for a mode (DESIGN: fixed fees): an omitted percent
+        or fixed amount is 0, not the platform's default. `fixed` is in major units of
+        `currency` (XOF, which XAF shares; EUR or USD); the rule's fixed amounts in the other
+        currencies are kept, each being set by its own call."""
         await self.get(session, merchant_id)
         mode = mode.strip().lower()
         if mode != "payout" and catalogue.find(mode) is None:
             raise InvalidRequest.field("operator", f"Opérateur inconnu : {mode}.")
+        check_currency(currency)
         if (percent is not None and percent < 0) or (fixed is not None and fixed < 0):
             raise InvalidRequest("Un frais ne peut pas être négatif.")
-        values = {"percent": percent, "fixed": fixed, "disabled": disabled}
+        if percent is not None and percent > 100:
+            raise InvalidRequest.field("percent", "Un pourcentage ne dépasse pas 100.")
+        values = {
+            "percent": percent or Decimal(0),
+            fixed_column("fixed", currency): to_minor(fixed or 0, currency, "fixed"),
+            "disabled": disabled,
+        }
         statement = (
             insert(FeeRule)
-            .values(merchant_id=merchant_id, mode=mode, **values)
+            .values({"merchant_id": merchant_id, "mode": mode, "fixed": 0} | values)
             .on_conflict_do_update(index_elements=[FeeRule.merchant_id, FeeRule.mode], set_=values)
             .returning(FeeRule)
         )

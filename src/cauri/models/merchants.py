@@ -42,7 +42,9 @@ class ApiKey(Base):
 
 
 class FeeRule(Base):
-    """One account's contract for one payment mode (an operator code) or for `payout`."""
+    """One account's contract for one payment mode (an operator code) or for `payout`: a whole
+    rule, which replaces the platform's defaults entirely. Fixed amounts as on
+    `PlatformSettings`: `fixed` in XOF (XAF at par), `fixed_eur` and `fixed_usd` in cents."""
 
     __tablename__ = "fee_rules"
 
@@ -50,6 +52,8 @@ class FeeRule(Base):
         ForeignKey("merchants.id", ondelete="CASCADE"), primary_key=True
     )
     mode: Mapped[str] = mapped_column(String, primary_key=True)
-    percent: Mapped[Decimal | None] = mapped_column(Numeric(7, 4))
-    fixed: Mapped[int | None] = mapped_column(BigInteger)
+    percent: Mapped[Decimal] = mapped_column(Numeric(7, 4))
+    fixed: Mapped[int] = mapped_column(BigInteger)
+    fixed_eur: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    fixed_usd: Mapped[int] = mapped_column(BigInteger, server_default="0")
     disabled: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))

@@ -43,6 +43,11 @@ class PaymentMode:
         return COUNTRY_NAMES[self.country_code] if self.country_code else None
 
     @property
+    def currency(self) -> str:
+        """What the mode collects and pays in when a request names no currency (DESIGN)."""
+        return COUNTRY_CURRENCY[self.country_code] if self.country_code else "XOF"
+
+    @property
     def is_card(self) -> bool:
         return self.type is ModeType.CARD
 

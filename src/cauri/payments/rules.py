@@ -10,7 +10,7 @@ from cauri.kit.errors import InvalidRequest
 from cauri.kit.money import EXPONENT, format_major, to_minor
 from cauri.merchants.contract import Terms
 from cauri.operators import catalogue
-from cauri.operators.catalogue import COUNTRY_CURRENCY, PaymentMode
+from cauri.operators.catalogue import PaymentMode
 from cauri.payments.schemas import PaymentFields
 
 MOBILE_MONEY_MIN = 10
@@ -34,15 +34,14 @@ def resolve_mode(body: PaymentFields) -> PaymentMode:
 
 def check(body: PaymentFields, mode: PaymentMode) -> CheckedPayment:
     """Shape rules that need no database: currency, amount precision, identity, number."""
-    currency = body.currency.value
+    currency = body.currency.value if body.currency else mode.currency
     amount = to_minor(body.amount, currency)
     if mode.is_card:
         _check_card(body)
         return CheckedPayment(mode, amount, currency, None)
-    if mode.country_code and COUNTRY_CURRENCY[mode.country_code] != currency:
-        expected = COUNTRY_CURRENCY[mode.country_code]
+    if mode.country_code and mode.currency != currency:
         raise InvalidRequest.field(
-            "currency", f"{mode.operator} encaisse en {expected}, pas en {currency}."
+            "currency", f"{mode.operator} encaisse en {mode.currency}, pas en {currency}."
         )
     if body.phone_number is None:
         raise InvalidRequest.field("phone_number", "Le numéro de téléphone est obligatoire.")

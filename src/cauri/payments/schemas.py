@@ -29,7 +29,8 @@ class PaymentFields(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     amount: Annotated[Decimal, Field(gt=0, max_digits=15)]
-    currency: Currency = Currency.XOF
+    # None: the operator's currency (DESIGN: XAF for mtn_cg, XOF otherwise and for cards).
+    currency: Currency | None = None
     operator: Annotated[str, StringConstraints(min_length=1, max_length=64)]
     phone_number: Annotated[str, StringConstraints(max_length=32)] | None = None
     otp: Annotated[str, StringConstraints(min_length=1, max_length=32)] | None = None

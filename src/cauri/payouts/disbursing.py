@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.events import service as events
-from cauri.kit.errors import InsufficientFunds, PayoutFailed
+from cauri.kit.errors import CauriError, InsufficientFunds
 from cauri.ledger.service import Entry, Overdraft, transfer
 from cauri.operators.protocol import Disbursement, OperatorAdapter, OperatorResult, Outcome
 from cauri.runtime import Runtime
@@ -75,24 +75,25 @@ async def debit(
 
 async def debit_and_disburse(
     session: AsyncSession,
-    adapter: OperatorAdapter,
+    adapter: OperatorAdapter | None,
     disbursement: Disbursement,
     *,
     kind: str,
     entries: Sequence[Entry],
     at: datetime,
-) -> OperatorResult:
+) -> OperatorResult | None:
     """Debits, then asks the operator; on a refusal the debit is undone as if never made.
     Holds the balance's lock across the operator call, so the same balance is never
-    promised twice."""
+    promised twice. The balance is checked first (DESIGN: payout checks order): with no
+    adapter to send through (None returned), the debit is undone as for a refusal."""
     savepoint = await session.begin_nested()
     try:
         await debit(session, kind=kind, reference=disbursement.reference, entries=entries, at=at)
-        result = await adapter.disburse(disbursement)
+        result = None if adapter is None else await adapter.disburse(disbursement)
     except BaseException:
         await savepoint.rollback()
         raise
-    if result.outcome is Outcome.FAILED:
+    if result is None or result.outcome is Outcome.FAILED:
         await savepoint.rollback()
     else:
         await savepoint.commit()
@@ -108,8 +109,9 @@ class Flow(Generic[Row]):
     check_job: str  # the status job, payload {"reference": ...}
     entries: Callable[[Row], Sequence[Entry]]  # the debit
     describe: Callable[[Row], dict[str, Any]]  # the event's data
-    unavailable: str  # the 402 when no adapter can send it
-    refused: str | None  # the 402 when the operator refuses at once (None: the default)
+    failure: type[CauriError]  # the 402 when it cannot be sent: payout_failed, refund_failed
+    unavailable: str  # its message when no adapter can send it
+    refused: str | None  # its message when the operator refuses at once (None: the default)
 
     async def lock(self, session: AsyncSession, reference: str) -> Row | None:
         # populate_existing: the state checked under the lock is the one after the wait.
@@ -126,23 +128,23 @@ class Flow(Generic[Row]):
         self, session: AsyncSession, runtime: Runtime, row: Row, finish: Finish
     ) -> OperatorResult:
         """Debits and sends; returns the operator's answer once accepted (the row is then
-        debited). A refusal, or no operator to send through, is finished failed with
-        nothing taken, then raised (402 payout_failed)."""
-        adapter = runtime.operators.adapter(row.operator, row.livemode)
-        if adapter is None:
-            await finish(Outcome.FAILED, "operator_unavailable")
-            raise PayoutFailed(self.unavailable)
+        debited). A balance that does not cover it is 402 insufficient_funds, whatever the
+        operator. A refusal, or no operator to send through, is finished failed with nothing
+        taken, then raised (`failure`)."""
         result = await debit_and_disburse(
             session,
-            adapter,
+            runtime.operators.adapter(row.operator, row.livemode),
             disbursement(row),
             kind=self.kind,
             entries=self.entries(row),
             at=runtime.clock.now(),
         )
+        if result is None:
+            await finish(Outcome.FAILED, "operator_unavailable")
+            raise self.failure(self.unavailable)
         if result.outcome is Outcome.FAILED:
             await finish(Outcome.FAILED, result.reason)
-            raise PayoutFailed(self.refused)
+            raise self.failure(self.refused)
         return result
 
     async def apply(

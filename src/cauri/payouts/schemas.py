@@ -21,8 +21,8 @@ class PayoutCreate(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     amount: Annotated[Decimal, Field(gt=0, max_digits=15)]
-    # The spec shows and bounds payouts in XOF only.
-    currency: Literal["XOF"] = "XOF"
+    # Payouts are Mobile Money, in the operator's currency; None: that currency (DESIGN).
+    currency: Literal["XOF", "XAF"] | None = None
     phone_number: Annotated[str, StringConstraints(max_length=32)] | None = None
     operator: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
     external_id: Annotated[str, StringConstraints(min_length=1, max_length=255)] | None = None

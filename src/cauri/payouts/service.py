@@ -26,6 +26,7 @@ from cauri.kit.errors import (
     InsufficientFunds,
     InvalidRequest,
     NotFound,
+    PayoutFailed,
     PayoutLimitExceeded,
 )
 from cauri.kit.ids import prefixed
@@ -37,7 +38,7 @@ from cauri.merchants.auth import Caller
 from cauri.merchants.contract import PAYOUT, terms_for
 from cauri.models import Merchant, Payout
 from cauri.operators import catalogue
-from cauri.operators.catalogue import COUNTRY_CURRENCY, PaymentMode
+from cauri.operators.catalogue import PaymentMode
 from cauri.operators.protocol import Outcome
 from cauri.payouts import disbursing
 from cauri.payouts.schemas import PayoutCreate, Period, payout_object
@@ -82,21 +83,22 @@ _FLOW = disbursing.Flow(
     check_job=CHECK_STATUS_JOB,
     entries=_entries,
     describe=payout_object,
+    failure=PayoutFailed,
     unavailable="Le service de transfert de cet opérateur est indisponible.",
     refused=None,
 )
 
 
-def _payout_mode(operator: str, currency: str) -> PaymentMode:
+def _payout_mode(operator: str, currency: str | None) -> PaymentMode:
+    """The Mobile Money mode that pays, in the currency asked for if any (else its own)."""
     mode = catalogue.find(operator)
     if mode is None or mode.is_card or mode.country_code is None:
         raise InvalidRequest.field(
             "operator", f"Opérateur Mobile Money inconnu pour un transfert : {operator}."
         )
-    if COUNTRY_CURRENCY[mode.country_code] != currency:
+    if currency is not None and mode.currency != currency:
         raise InvalidRequest.field(
-            "operator",
-            f"{mode.operator} paie en {COUNTRY_CURRENCY[mode.country_code]}, pas en {currency}.",
+            "currency", f"{mode.operator} paie en {mode.currency}, pas en {currency}."
         )
     return mode
 
@@ -119,9 +121,9 @@ class PayoutService:
         self, session: AsyncSession, runtime: Runtime, caller: Caller, body: PayoutCreate
     ) -> tuple[Payout, bool]:
         """Returns the payout and whether it was created (False: an idempotent replay)."""
-        currency = body.currency
+        beneficiary, merchant = await self._beneficiary(session, caller, body)
+        currency = beneficiary.mode.currency
         amount = to_minor(body.amount, currency)
-        beneficiary, merchant = await self._beneficiary(session, caller, body, currency)
         terms = await terms_for(session, caller.merchant_id, PAYOUT)
         if terms.disabled:
             raise InvalidRequest("Les transferts ne sont pas ouverts sur ce compte.")
@@ -166,7 +168,7 @@ class PayoutService:
         return payout, True
 
     async def _beneficiary(
-        self, session: AsyncSession, caller: Caller, body: PayoutCreate, currency: str
+        self, session: AsyncSession, caller: Caller, body: PayoutCreate
     ) -> tuple[Beneficiary, Merchant | None]:
         """Who receives the money, and the merchant row when its limits apply (a live
         third-party payout): then it is locked, so that concurrent third-party payouts of
@@ -181,13 +183,13 @@ class PayoutService:
                     "Aucun compte de transfert validé sur ce compte : indiquez phone_number "
                     "et operator, ou faites valider votre compte de transfert.",
                 )
-            mode = _payout_mode(merchant.payout_operator, currency)
+            mode = _payout_mode(merchant.payout_operator, body.currency)
             return Beneficiary(mode, merchant.payout_phone, third_party=False), None
         if body.operator is None:
             raise InvalidRequest.field(
                 "operator", "L'opérateur est obligatoire quand phone_number est indiqué."
             )
-        mode = _payout_mode(body.operator, currency)
+        mode = _payout_mode(body.operator, body.currency)
         number = phone.normalize(body.phone_number, mode.country_code)
         beneficiary = Beneficiary(mode, number, third_party=True)
         if not caller.livemode:  # spec: in test, caps and approval never apply

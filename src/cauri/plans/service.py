@@ -17,7 +17,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit.errors import Conflict, InvalidRequest, NotFound
 from cauri.kit.ids import parse_uuid
-from cauri.kit.money import EXPONENT, Currency, format_major, percent_of, to_minor
+from cauri.kit.money import (
+    FIXED_FEE_CURRENCIES,
+    Currency,
+    fixed_fee_currency,
+    format_major,
+    percent_of,
+    to_minor,
+)
 from cauri.kit.pagination import Page, paginate
 from cauri.merchants.auth import Caller
 from cauri.models import InstallmentPlan, Payment, PlatformSettings
@@ -27,6 +34,7 @@ from cauri.payments.schemas import PaymentFields
 from cauri.payments.service import Instalment, payments
 from cauri.plans import settlement
 from cauri.plans.schemas import PlanCreate
+from cauri.platform.service import fixed_column
 from cauri.runtime import Runtime
 from cauri.worker import queue
 
@@ -41,13 +49,17 @@ _STATUS_FR = {
 
 
 def _creation_fee(settings: PlatformSettings | None, target: int, currency: str) -> int:
-    """A fixed amount (major units of the plan's currency) or a percentage of the target,
-    rounded half up to the currency's unit (spec: creation_fee_amount)."""
+    """Fixed amounts (XOF, which XAF shares at par; EUR and USD only where set) or a
+    percentage of the target, rounded half up to the currency's unit (spec:
+    creation_fee_amount; DESIGN: fixed fees)."""
     if settings is None:
         return 0
-    if settings.plan_creation_fee_fixed is not None:
-        unit: int = 10 ** EXPONENT[currency]
-        return settings.plan_creation_fee_fixed * unit
+    fixed = {
+        in_currency: getattr(settings, fixed_column("plan_creation_fee_fixed", in_currency))
+        for in_currency in FIXED_FEE_CURRENCIES
+    }
+    if any(amount is not None for amount in fixed.values()):
+        return int(fixed[fixed_fee_currency(currency)] or 0)
     if settings.plan_creation_fee_percent is not None:
         return percent_of(target, settings.plan_creation_fee_percent)
     return 0
@@ -184,7 +196,7 @@ class PlanService:
         remaining balance; a rejected instalment writes nothing and debits no one."""
         plan = await self.get(session, caller, reference, lock=True)
         _ensure_actively_pending(plan)
-        if "currency" in body.model_fields_set and body.currency != plan.currency:
+        if body.currency is not None and body.currency != plan.currency:
             raise InvalidRequest.field(
                 "currency", f"Ce plan est en {plan.currency} : ses versements aussi."
             )

@@ -10,14 +10,34 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit.errors import InvalidRequest
+from cauri.kit.money import FIXED_FEE_CURRENCIES, Currency, fixed_fee_currency, to_minor
 from cauri.models import PlatformSettings
+
+FIXED_SETTINGS = ("fee_fixed", "payout_fee_fixed", "plan_creation_fee_fixed")
+
+
+def fixed_column(setting: str, currency: str) -> str:
+    """The column of a fixed amount in a currency: `fee_fixed` (XOF and XAF), `fee_fixed_eur`."""
+    in_currency = fixed_fee_currency(currency)
+    return setting if in_currency == "XOF" else f"{setting}_{in_currency.lower()}"
+
+
+def _plan_creation_fixed_columns() -> list[str]:
+    return [fixed_column("plan_creation_fee_fixed", c) for c in FIXED_FEE_CURRENCIES]
+
+
+def check_currency(currency: str) -> None:
+    if currency not in Currency.__members__:
+        raise InvalidRequest.field("currency", f"Devise inconnue : {currency}.")
 
 
 async def update_settings(
-    session: AsyncSession, changes: dict[str, Any], now: datetime
+    session: AsyncSession, changes: dict[str, Any], now: datetime, *, currency: str = "XOF"
 ) -> PlatformSettings:
-    """Applies the given changes. The plan creation fee is a fixed amount or a percentage,
-    never both: setting one clears the other, and asking for both is refused."""
+    """Applies the given changes; the fixed amounts among them are in major units of
+    `currency`. The plan creation fee is fixed amounts or a percentage, never both: setting
+    one clears the other, and asking for both is refused."""
+    check_currency(currency)
     if (
         changes.get("plan_creation_fee_fixed") is not None
         and changes.get("plan_creation_fee_percent") is not None
@@ -25,16 +45,20 @@ async def update_settings(
         raise InvalidRequest(
             "Les frais de création d'un plan sont soit un montant fixe, soit un pourcentage."
         )
+    values: dict[str, Any] = {}
     for key, value in changes.items():
         if isinstance(value, int | Decimal) and value < 0:
             raise InvalidRequest.field(key, "La valeur ne peut pas être négative.")
         if key.endswith("percent") and value is not None and value > 100:
             raise InvalidRequest.field(key, "Un pourcentage ne dépasse pas 100.")
-    values = dict(changes)
-    if values.get("plan_creation_fee_fixed") is not None:
+        if key in FIXED_SETTINGS and value is not None:
+            values[fixed_column(key, currency)] = to_minor(value, currency, key)
+        else:
+            values[key] = value
+    if any(values.get(column) is not None for column in _plan_creation_fixed_columns()):
         values["plan_creation_fee_percent"] = None
     if values.get("plan_creation_fee_percent") is not None:
-        values["plan_creation_fee_fixed"] = None
+        values |= dict.fromkeys(_plan_creation_fixed_columns())
     values["updated_at"] = now
     statement = (
         insert(PlatformSettings)

@@ -15,7 +15,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.events import service as events
-from cauri.kit.errors import Conflict, InvalidRequest, NotFound
+from cauri.kit.errors import Conflict, InvalidRequest, NotFound, RefundFailed
 from cauri.kit.ids import prefixed
 from cauri.ledger import accounts
 from cauri.ledger.service import Entry
@@ -46,8 +46,10 @@ _FLOW = disbursing.Flow(
     check_job=CHECK_STATUS_JOB,
     entries=_entries,
     describe=refund_object,
-    unavailable="Le service de remboursement de cet opérateur est indisponible.",
-    refused="L'opérateur a refusé le remboursement ; rien n'a été débité.",
+    failure=RefundFailed,
+    unavailable="Le service de remboursement de cet opérateur est indisponible ; rien n'a été "
+    "débité.",
+    refused=None,
 )
 
 
