@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0005_money"
-down_revision: str | None = "0004_webhooks"
+revision: str = "0006_money"
+down_revision: str | None = "0005_lanes"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
