@@ -1,7 +1,7 @@
 """fixed fees per currency; a merchant's fee rule is whole
 
-Revision ID: 0005_money
-Revises: 0004_webhooks
+Revision ID: 0006_money
+Revises: 0005_lanes
 """
 
 from __future__ import annotations
