@@ -141,15 +141,15 @@ async def test_late_instalments_settling_while_the_cancellation_starts_are_refun
         *(pay(client, merchant, reference, amount=1_000, phone_number=n) for n in numbers)
     )
     pending = [r.json()["data"]["reference"] for r in created]
-    # Customers validate while the merchant cancels and the worker starts the refund: half of
-    # them start before the cancel, half with it; each instalment settles before the
-    # cancellation (counted) or after it (late).
-    cancelling, first_ones_settled = asyncio.Event(), asyncio.Event()
+    # Customers validate while the merchant cancels and the worker starts the refund: 20
+    # start before the cancel, 15 with it (each settles before the cancellation, counted, or
+    # after it, late), 5 once the cancel has answered, while the refund starts (late).
+    cancelling, cancelled, first_ones_settled = asyncio.Event(), asyncio.Event(), asyncio.Event()
     settled: list[str] = []
 
-    async def decide(payment: str, *, with_cancel: bool) -> httpx.Response:
-        if with_cancel:
-            await cancelling.wait()
+    async def decide(payment: str, after: asyncio.Event | None = None) -> httpx.Response:
+        if after is not None:
+            await after.wait()
         response = await client.post(
             f"/api/v1/test-helpers/payments/{payment}/succeed", headers=merchant.headers()
         )
@@ -161,18 +161,21 @@ async def test_late_instalments_settling_while_the_cancellation_starts_are_refun
     async def cancel_amid_decisions() -> httpx.Response:
         await first_ones_settled.wait()
         cancelling.set()
-        return await cancel(client, merchant, reference)
+        response = await cancel(client, merchant, reference)
+        cancelled.set()
+        return response
 
     async def start_refund_as_soon_as_cancelled() -> None:
-        await cancelling.wait()
+        await cancelled.wait()
         started = "SELECT count(*) FROM installment_plans WHERE refund_amount IS NOT NULL"
         while not await count(runtime, started):
             await worker.drain()
 
     responses = await asyncio.gather(
-        *(decide(p, with_cancel=False) for p in pending[:20]),
+        *(decide(p) for p in pending[:20]),
         cancel_amid_decisions(),
-        *(decide(p, with_cancel=True) for p in pending[20:]),
+        *(decide(p, after=cancelling) for p in pending[20:35]),
+        *(decide(p, after=cancelled) for p in pending[35:]),
         start_refund_as_soon_as_cancelled(),
     )
     assert {r.status_code for r in responses[:-1]} == {200}
@@ -183,6 +186,7 @@ async def test_late_instalments_settling_while_the_cancellation_starts_are_refun
     counted = [p for p in fetched["payments"] if p["status"] == "succeeded"]
     late = [p for p in fetched["payments"] if p["status"] == "refunded"]
     assert len(counted) >= 5 and len(counted) + len(late) == len(numbers)
+    assert {p["reference"] for p in late} >= set(pending[35:])
     assert fetched["status"] == "refunded"
     assert fetched["paid_amount"] == 1_000 * len(counted)
     # Every late instalment has exactly one refund, succeeded, of its whole amount; no
