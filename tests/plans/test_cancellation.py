@@ -552,8 +552,9 @@ async def test_a_plan_never_completes_after_its_expires_at(
 ) -> None:
     merchant = await make_merchant(runtime)
     await set_plan_settings(runtime, plan_penalty_percent="10")
-    plan = await create_plan(client, merchant, target_amount=1_000)
+    plan = await create_plan(client, merchant, target_amount=2_000)
     reference = plan["reference"]
+    await paid_instalment(client, merchant, reference, "22997000000", 1_000)
     pending = await pay(client, merchant, reference, amount=1_000, phone_number="22997005555")
     payment = pending.json()["data"]["reference"]
     clock.advance(days=60)
@@ -561,17 +562,22 @@ async def test_a_plan_never_completes_after_its_expires_at(
     # instead of completing, and this instalment is a late one.
     await force_success(client, merchant, payment)
     fetched = await fetch(client, merchant, reference)
-    assert (fetched["status"], fetched["paid_amount"]) == ("pending", 0)
+    assert (fetched["status"], fetched["paid_amount"]) == ("pending", 1_000)
     assert (fetched["cancellation_reason"], fetched["completed_at"]) == ("expired", None)
     assert await available(runtime, merchant.id) == 0
     await worker.drain()
     clock.advance(SETTLE_DELAY + 1)
     await worker.drain()
     fetched = await fetch(client, merchant, reference)
-    assert (fetched["status"], fetched["paid_amount"]) == ("refunded", 0)
-    assert [p["status"] for p in fetched["payments"]] == ["refunded"]
+    assert (fetched["status"], fetched["paid_amount"]) == ("refunded", 1_000)
+    # What counted goes back minus the penalty to the last instalment that counted; the
+    # late one goes back in full to its own payer.
+    assert await refund_state(runtime, reference) == (900, 100, "22997000000", None)
+    statuses = {p["reference"]: p["status"] for p in fetched["payments"]}
+    assert statuses[payment] == "refunded"
     assert (await late_refund(client, merchant, runtime, payment))["amount"] == 1_000
-    assert await platform(runtime, "penalties") == 0  # no penalty on a late instalment
+    assert await refund_number(runtime, payment) == "22997005555"
+    assert await platform(runtime, "penalties") == 100
     assert await available(runtime, merchant.id) == 0
     assert await escrow(runtime, merchant.id, reference) == 0
     await assert_plan_reconciles(runtime, reference)

@@ -136,6 +136,8 @@ async def instalment_settled(
     assert payment.plan_id is not None
     plan = await lock(session, payment.plan_id)
     assert plan is not None  # the foreign key guarantees it
+    # This instalment's new status is not flushed yet (no autoflush): an expiry begun here
+    # sends its refund to the last instalment that counts, never to this late one.
     await expire_if_due(session, runtime, plan)
     now = runtime.clock.now()
     if outcome is Outcome.SUCCEEDED and plan.cancelled_at is not None:
