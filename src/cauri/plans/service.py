@@ -180,7 +180,8 @@ class PlanService:
     ) -> Payment:
         """Records one instalment and engages the operator. Every rule is checked first,
         with the plan locked, so simultaneous instalments never reserve more than the
-        remaining balance; a rejected instalment writes nothing and debits no one."""
+        remaining balance; a rejected instalment writes nothing and debits no one (a plan
+        found past its expires_at expires, though)."""
         plan = await self._lock_actively_pending(session, runtime, caller, reference)
         if "currency" in body.model_fields_set and body.currency != plan.currency:
             raise InvalidRequest.field(
