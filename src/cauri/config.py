@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -29,6 +29,9 @@ class Settings(BaseSettings):
     webhook_breaker_threshold: int = 10
     webhook_breaker_cooldown: float = 60.0
     plan_lifetime_days: int = 60
+    # Seconds a card payment may stay pending (the customer never decided on the page)
+    # before it is failed.
+    card_payment_ttl: float = Field(default=86_400.0, gt=0)
     # Base URL customers reach the hosted payment page at; defaults to the request's own.
     public_url: str | None = None
     log_json: bool = False

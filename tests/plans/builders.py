@@ -103,17 +103,22 @@ _PLAN_MONEY = text(
     "       coalesce(sum(p.amount) "
     "                FILTER (WHERE p.account LIKE '%:plan:' || :plan || ':escrow:%'), 0), "
     "       coalesce(sum(p.amount) FILTER (WHERE t.kind = 'plan_release' AND p.amount > 0), 0), "
+    "       coalesce(sum(p.amount) FILTER (WHERE p.account LIKE 'merchant:%:available:%'), 0), "
     "       coalesce(sum(p.amount) FILTER (WHERE p.account LIKE 'platform:plan_fees:%'), 0), "
     "       coalesce(sum(p.amount) FILTER (WHERE p.account LIKE 'platform:penalties:%'), 0), "
-    "       coalesce(sum(p.amount) FILTER (WHERE t.kind = 'plan_refund' AND p.amount > 0), 0) "
+    "       coalesce(sum(p.amount) FILTER (WHERE t.kind = 'plan_refund' AND p.amount > 0), 0), "
+    "       coalesce(sum(p.amount) FILTER (WHERE t.kind IN ('refund', 'refund_reversal') "
+    "                                      AND p.account LIKE 'operator:%'), 0) "
     "FROM ledger_postings p JOIN ledger_transactions t ON t.id = p.transaction_id "
     "WHERE t.reference = :plan "
     "   OR t.reference IN "
-    "      (SELECT CAST(id AS text) FROM payments WHERE CAST(plan_id AS text) = :plan)"
+    "      (SELECT CAST(id AS text) FROM payments WHERE CAST(plan_id AS text) = :plan) "
+    "   OR t.reference IN (SELECT reference FROM refunds WHERE CAST(plan_id AS text) = :plan)"
 )
-_SUCCEEDED_TOTAL = text(
+# A refunded instalment is one that succeeded late, then was paid back (from the escrow).
+_DEBITED_TOTAL = text(
     "SELECT coalesce(sum(amount + fee_amount), 0) FROM payments "
-    "WHERE CAST(plan_id AS text) = :plan AND status = 'succeeded'"
+    "WHERE CAST(plan_id AS text) = :plan AND status IN ('succeeded', 'refunded')"
 )
 _PLAN_ROW = text(
     "SELECT status, paid_amount, target_amount, creation_fee_amount, creation_fee_paid, "
@@ -122,23 +127,27 @@ _PLAN_ROW = text(
 )
 
 
-async def assert_plan_reconciles(runtime: Runtime, plan_reference: str) -> None:
+async def assert_plan_reconciles(runtime: Runtime, plan_reference: str, *, held: int = 0) -> None:
     """The plan's money, from the ledger alone: escrow + merchant balance + platform accounts
-    hold what its succeeded instalments debited, minus what was refunded; and each account
-    holds what the plan's state says it should."""
+    hold what its instalments debited, minus what was sent back (the cancellation's refund,
+    late instalments' refunds); and each account holds what the plan's state says it should.
+    `held`: what late instalments left in the escrow for support (a card, a failed refund)."""
     async with runtime.sessionmaker() as session:
         params = {"plan": plan_reference}
-        kept, in_escrow, released, plan_fees, penalties, refunded = (
+        kept, in_escrow, released, merchant, plan_fees, penalties, refunded, late_refunded = (
             await session.execute(_PLAN_MONEY, params)
         ).one()
-        debited = (await session.execute(_SUCCEEDED_TOTAL, params)).scalar_one()
+        debited = (await session.execute(_DEBITED_TOTAL, params)).scalar_one()
         status, paid, target, fee, fee_paid, penalty, refund = (
             await session.execute(_PLAN_ROW, params)
         ).one()
-    assert kept == debited - refunded, (kept, debited, refunded)
+    assert kept == debited - refunded - late_refunded, (kept, debited, refunded, late_refunded)
     assert plan_fees == (fee if fee_paid else 0)
     assert penalties == penalty
     assert released == (target if status == "succeeded" else 0)
-    assert refunded == (refund if status == "refunded" else 0)
-    assert in_escrow == paid - released - penalties - refunded
+    assert merchant == released  # a late instalment never reaches the merchant's balance
+    assert refunded in (0, refund)
+    if status != "failed":  # failed: its refund may have been paid before a late instalment
+        assert refunded == (refund if status == "refunded" else 0)
+    assert in_escrow == paid - released - penalties - refunded + held, (in_escrow, held)
     assert 0 <= paid <= target

@@ -18,6 +18,7 @@ from tests.plans.builders import (
     PLANS,
     SETTLE_DELAY,
     assert_plan_reconciles,
+    available,
     cancel,
     count,
     create_plan,
@@ -28,7 +29,7 @@ from tests.plans.builders import (
     platform,
     set_plan_settings,
 )
-from tests.support import MerchantKeys, assert_error, card_body, make_merchant
+from tests.support import MerchantKeys, assert_error, card_body, make_merchant, scalar
 
 
 async def force_success(client: httpx.AsyncClient, merchant: MerchantKeys, payment: str) -> None:
@@ -49,6 +50,38 @@ async def paid_instalment(
     if payment["status"] == "pending":
         await force_success(client, merchant, payment["reference"])
     return str(payment["reference"])
+
+
+async def late_refund(
+    client: httpx.AsyncClient, merchant: MerchantKeys, runtime: Runtime, payment: str
+) -> dict[str, Any]:
+    """The refund of a late instalment, as the merchant reads any refund."""
+    reference = await scalar(
+        runtime, "SELECT reference FROM refunds WHERE CAST(payment_id AS text) = :p", p=payment
+    )
+    response = await client.get(f"/api/v1/refunds/{reference}", headers=merchant.headers())
+    assert response.status_code == 200, response.text
+    refund: dict[str, Any] = response.json()["data"]
+    return refund
+
+
+async def refund_number(runtime: Runtime, payment: str) -> str:
+    number: str = await scalar(
+        runtime, "SELECT phone_number FROM refunds WHERE CAST(payment_id AS text) = :p", p=payment
+    )
+    return number
+
+
+async def event_types(runtime: Runtime, reference: str) -> list[str]:
+    """The types of the events about one payment (its refund's included), in name order:
+    several are emitted at one instant."""
+    types = await scalar(
+        runtime,
+        "SELECT coalesce(array_agg(type ORDER BY type), '{}') FROM events "
+        "WHERE data->>'reference' = :r OR data->>'payment' = :r",
+        r=reference,
+    )
+    return list(types)
 
 
 async def refund_state(runtime: Runtime, plan: str) -> tuple[Any, ...]:
@@ -240,30 +273,161 @@ async def test_mobile_money_after_a_card_is_refunded(
     await assert_plan_reconciles(runtime, reference)
 
 
-async def test_a_pending_instalment_delays_the_refund_then_is_refunded_with_the_rest(
+async def test_a_pending_instalment_never_delays_the_refund_and_a_late_success_is_refunded_in_full(
     client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock, worker: Worker
 ) -> None:
     merchant = await make_merchant(runtime)
-    await set_plan_settings(runtime, plan_penalty_percent="10")
+    await set_plan_settings(runtime, plan_penalty_percent="10", fee_percent="1")
     plan = await create_plan(client, merchant, target_amount=10_000)
     reference = plan["reference"]
     await paid_instalment(client, merchant, reference, "22997000000", 1_000)
     late = await pay(client, merchant, reference, amount=2_000, phone_number="22997005555")
-    assert late.json()["data"]["status"] == "pending"
+    never = await pay(client, merchant, reference, amount=3_000, phone_number="22997000002")
+    assert late.json()["data"]["status"] == never.json()["data"]["status"] == "pending"
+    late_reference = late.json()["data"]["reference"]
     assert (await cancel(client, merchant, reference)).status_code == 200
     await worker.drain()
-    assert await refund_state(runtime, reference) == (None, None, None, None)  # waiting
+    # The refund of what had settled did not wait: paid out (a 0000 number) at once.
+    assert await refund_state(runtime, reference) == (900, 100, "22997000000", None)
+    fetched = await fetch(client, merchant, reference)
+    assert (fetched["status"], fetched["paid_amount"]) == ("refunded", 1_000)
     assert_error(await pay(client, merchant, reference, amount=100), 409, "conflict")
     clock.advance(SETTLE_DELAY + 1)
-    await worker.drain()  # the late instalment succeeds and is counted; the refund starts
-    fetched = await fetch(client, merchant, reference)
-    assert fetched["paid_amount"] == 3_000
-    assert fetched["status"] == "pending"  # the refund goes to 22997005555: pending 10 s
-    assert await refund_state(runtime, reference) == (2_700, 300, "22997005555", None)
+    await worker.drain()  # the late instalment succeeds: its refund to 22997005555 starts
+    assert await escrow(runtime, merchant.id, reference) == 0  # debited as the refund left
     clock.advance(SETTLE_DELAY + 1)
     await worker.drain()
-    assert (await fetch(client, merchant, reference))["status"] == "refunded"
+    fetched = await fetch(client, merchant, reference)
+    assert (fetched["status"], fetched["paid_amount"]) == ("refunded", 1_000)
+    statuses = {p["reference"]: p["status"] for p in fetched["payments"]}
+    assert sorted(statuses.values()) == ["pending", "refunded", "succeeded"]
+    assert statuses[late_reference] == "refunded"
+    refund = await late_refund(client, merchant, runtime, late_reference)
+    assert (refund["status"], refund["amount"], refund["payment"]) == (
+        "succeeded",
+        2_000,
+        late_reference,
+    )
+    assert await refund_number(runtime, late_reference) == "22997005555"
+    assert await event_types(runtime, late_reference) == [
+        "payment.refunded",
+        "payment.succeeded",
+        "refund.succeeded",
+    ]
+    # No penalty on the late one, and the platform keeps its commission as for any refund.
+    assert await platform(runtime, "penalties") == 100
+    assert await platform(runtime, "fees") == 10 + 20
+    assert await available(runtime, merchant.id) == 0
+    assert await escrow(runtime, merchant.id, reference) == 0
     await assert_plan_reconciles(runtime, reference)
+
+
+async def test_a_late_first_instalment_is_refunded_with_its_creation_fee_part(
+    client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock, worker: Worker
+) -> None:
+    merchant = await make_merchant(runtime)
+    await set_plan_settings(runtime, plan_penalty_percent="10", plan_creation_fee_fixed=300)
+    plan = await create_plan(client, merchant, target_amount=10_000)
+    reference = plan["reference"]
+    late = await pay(client, merchant, reference, amount=2_300, phone_number="22997005555")
+    await cancel(client, merchant, reference)
+    await worker.drain()
+    assert (await fetch(client, merchant, reference))["status"] == "refunded"  # nothing paid
+    clock.advance(SETTLE_DELAY + 1)
+    await worker.drain()
+    clock.advance(SETTLE_DELAY + 1)
+    await worker.drain()
+    refund = await late_refund(client, merchant, runtime, late.json()["data"]["reference"])
+    assert (refund["status"], refund["amount"]) == ("succeeded", 2_300)
+    fetched = await fetch(client, merchant, reference)
+    assert (fetched["status"], fetched["paid_amount"]) == ("refunded", 0)
+    assert await platform(runtime, "plan_fees") == 0
+    assert await platform(runtime, "penalties") == 0
+    await assert_plan_reconciles(runtime, reference)
+
+
+@pytest.mark.parametrize(
+    ("refund_to", "right_after"),
+    [("22997000000", "refunded"), ("22997005555", "pending")],
+)
+async def test_a_late_card_instalment_stays_in_escrow_and_fails_the_plan_for_support(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    clock: ManualClock,
+    worker: Worker,
+    refund_to: str,
+    right_after: str,
+) -> None:
+    merchant = await make_merchant(runtime)
+    plan = await create_plan(client, merchant, target_amount=10_000)
+    reference = plan["reference"]
+    await paid_instalment(client, merchant, reference, refund_to, 1_000)
+    card = await client.post(
+        f"{PLANS}/{reference}/payments", json=card_body(amount=2_000), headers=merchant.headers()
+    )
+    await cancel(client, merchant, reference)
+    await worker.drain()
+    assert (await fetch(client, merchant, reference))["status"] == right_after
+    await force_success(client, merchant, card.json()["data"]["reference"])
+    clock.advance(SETTLE_DELAY + 1)
+    await worker.drain()
+    fetched = await fetch(client, merchant, reference)
+    assert (fetched["status"], fetched["paid_amount"]) == ("failed", 1_000)
+    assert [p["status"] for p in fetched["payments"]] == ["succeeded", "succeeded"]
+    assert await refund_state(runtime, reference) == (
+        1_000,
+        0,
+        refund_to,
+        "late_card_instalment",
+    )
+    assert await escrow(runtime, merchant.id, reference) == 2_000
+    assert await count(runtime, "SELECT count(*) FROM refunds") == 0
+    await assert_plan_reconciles(runtime, reference, held=2_000)
+
+
+@pytest.mark.parametrize(
+    ("number", "reason"),
+    [("22997000001", "refused_at_initiation"), ("22997000003", "refused_after_initiation")],
+)
+async def test_a_late_refund_the_operator_refuses_leaves_the_money_in_escrow_for_support(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    clock: ManualClock,
+    worker: Worker,
+    number: str,
+    reason: str,
+) -> None:
+    merchant = await make_merchant(runtime)
+    plan = await create_plan(client, merchant, target_amount=10_000)
+    reference = plan["reference"]
+    late = await pay(client, merchant, reference, amount=2_000, phone_number="22997000002")
+    late_reference = late.json()["data"]["reference"]
+    await cancel(client, merchant, reference)
+    await worker.drain()
+    assert (await fetch(client, merchant, reference))["status"] == "refunded"
+    # A number whose collection succeeded but whose refund the simulator refuses.
+    async with unit_of_work(runtime.sessionmaker) as session:
+        await session.execute(
+            text("UPDATE payments SET phone_number = :number WHERE CAST(id AS text) = :id"),
+            {"number": number, "id": late_reference},
+        )
+    await force_success(client, merchant, late_reference)
+    await worker.drain()
+    clock.advance(SETTLE_DELAY + 1)
+    await worker.drain()
+    refund = await late_refund(client, merchant, runtime, late_reference)
+    assert (refund["status"], refund["amount"]) == ("failed", 2_000)
+    assert await refund_state(runtime, reference) == (0, 0, None, "late_instalment_refund_failed")
+    fetched = await fetch(client, merchant, reference)
+    assert fetched["status"] == "failed"
+    assert [p["status"] for p in fetched["payments"]] == ["succeeded"]
+    assert await escrow(runtime, merchant.id, reference) == 2_000
+    assert await available(runtime, merchant.id) == 0
+    assert await event_types(runtime, late_reference) == ["payment.succeeded", "refund.failed"]
+    assert reason == await scalar(
+        runtime, "SELECT failure_reason FROM refunds WHERE reference = :r", r=refund["reference"]
+    )
+    await assert_plan_reconciles(runtime, reference, held=2_000)
 
 
 async def test_a_pending_instalment_that_fails_is_not_refunded(
@@ -338,6 +502,85 @@ async def test_expire_helper_runs_the_expiry_now(
     await worker.drain()
     assert (await fetch(client, merchant, "p"))["status"] == "refunded"
     await assert_plan_reconciles(runtime, plan["reference"])
+
+
+async def test_an_instalment_past_expires_at_is_refused_and_the_plan_expires_at_once(
+    client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock, worker: Worker
+) -> None:
+    merchant = await make_merchant(runtime)
+    await set_plan_settings(runtime, plan_penalty_percent="10")
+    plan = await create_plan(client, merchant, target_amount=10_000)
+    reference = plan["reference"]
+    await paid_instalment(client, merchant, reference, "22997000000", 1_000)
+    clock.advance(days=60)  # expires_at; no worker has run the expiry job (lagging, --no-worker)
+    error = assert_error(await pay(client, merchant, reference, amount=1_000), 409, "conflict")
+    assert "expiré" in error["message"]
+    assert await count(runtime, "SELECT count(*) FROM payments") == 1
+    fetched = await fetch(client, merchant, reference)  # the expiry was kept despite the 409
+    assert (fetched["status"], fetched["cancellation_reason"]) == ("pending", "expired")
+    assert fetched["cancelled_at"] == fetched["expires_at"]
+    assert_error(await pay(client, merchant, reference, amount=1_000), 409, "conflict")
+    await worker.drain()
+    assert (await fetch(client, merchant, reference))["status"] == "refunded"
+    assert (await refund_state(runtime, reference))[:2] == (900, 100)
+    assert await count(runtime, "SELECT count(*) FROM jobs") == 0
+    await assert_plan_reconciles(runtime, reference)
+
+
+async def test_a_cancel_past_expires_at_is_refused_and_the_plan_expires_instead(
+    client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock, worker: Worker
+) -> None:
+    merchant = await make_merchant(runtime)
+    await set_plan_settings(runtime, plan_penalty_percent="10")
+    plan = await create_plan(client, merchant, target_amount=10_000)
+    reference = plan["reference"]
+    await paid_instalment(client, merchant, reference, "22997000000", 1_000)
+    clock.advance(days=61)
+    assert_error(await cancel(client, merchant, reference, "trop tard"), 409, "conflict")
+    fetched = await fetch(client, merchant, reference)
+    assert (fetched["status"], fetched["cancellation_reason"]) == ("pending", "expired")
+    assert fetched["cancelled_at"] == fetched["expires_at"]
+    assert_error(await cancel(client, merchant, reference, "encore"), 409, "conflict")
+    await worker.drain()
+    fetched = await fetch(client, merchant, reference)
+    assert (fetched["status"], fetched["cancellation_reason"]) == ("refunded", "expired")
+    await assert_plan_reconciles(runtime, reference)
+
+
+async def test_a_plan_never_completes_after_its_expires_at(
+    client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock, worker: Worker
+) -> None:
+    merchant = await make_merchant(runtime)
+    await set_plan_settings(runtime, plan_penalty_percent="10")
+    plan = await create_plan(client, merchant, target_amount=2_000)
+    reference = plan["reference"]
+    await paid_instalment(client, merchant, reference, "22997000000", 1_000)
+    pending = await pay(client, merchant, reference, amount=1_000, phone_number="22997005555")
+    payment = pending.json()["data"]["reference"]
+    clock.advance(days=60)
+    # The customer validates after expires_at, before any job has run: the plan expires
+    # instead of completing, and this instalment is a late one.
+    await force_success(client, merchant, payment)
+    fetched = await fetch(client, merchant, reference)
+    assert (fetched["status"], fetched["paid_amount"]) == ("pending", 1_000)
+    assert (fetched["cancellation_reason"], fetched["completed_at"]) == ("expired", None)
+    assert await available(runtime, merchant.id) == 0
+    await worker.drain()
+    clock.advance(SETTLE_DELAY + 1)
+    await worker.drain()
+    fetched = await fetch(client, merchant, reference)
+    assert (fetched["status"], fetched["paid_amount"]) == ("refunded", 1_000)
+    # What counted goes back minus the penalty to the last instalment that counted; the
+    # late one goes back in full to its own payer.
+    assert await refund_state(runtime, reference) == (900, 100, "22997000000", None)
+    statuses = {p["reference"]: p["status"] for p in fetched["payments"]}
+    assert statuses[payment] == "refunded"
+    assert (await late_refund(client, merchant, runtime, payment))["amount"] == 1_000
+    assert await refund_number(runtime, payment) == "22997005555"
+    assert await platform(runtime, "penalties") == 100
+    assert await available(runtime, merchant.id) == 0
+    assert await escrow(runtime, merchant.id, reference) == 0
+    await assert_plan_reconciles(runtime, reference)
 
 
 async def _succeeded(

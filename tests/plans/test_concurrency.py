@@ -127,3 +127,76 @@ async def test_instalments_on_many_plans_at_once_stay_separate(
         assert (fetched["status"], fetched["paid_amount"]) == ("succeeded", 5_000)
         await assert_plan_reconciles(runtime, plan["reference"])
     assert await available(runtime, merchant.id) == 20_000
+
+
+async def test_late_instalments_settling_while_the_cancellation_starts_are_refunded_once(
+    client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock, worker: Worker
+) -> None:
+    merchant = await make_merchant(runtime)
+    await set_plan_settings(runtime, plan_penalty_percent="10")
+    plan = await create_plan(client, merchant, target_amount=1_000_000)
+    reference = plan["reference"]
+    numbers = [f"2299700{i:04d}" for i in range(1_000, 1_040)]
+    created = await asyncio.gather(
+        *(pay(client, merchant, reference, amount=1_000, phone_number=n) for n in numbers)
+    )
+    pending = [r.json()["data"]["reference"] for r in created]
+    # Customers validate while the merchant cancels and the worker starts the refund: 20
+    # start before the cancel, 15 with it (each settles before the cancellation, counted, or
+    # after it, late), 5 once the cancel has answered, while the refund starts (late).
+    cancelling, cancelled, first_ones_settled = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    settled: list[str] = []
+
+    async def decide(payment: str, after: asyncio.Event | None = None) -> httpx.Response:
+        if after is not None:
+            await after.wait()
+        response = await client.post(
+            f"/api/v1/test-helpers/payments/{payment}/succeed", headers=merchant.headers()
+        )
+        settled.append(payment)
+        if len(settled) >= 5:
+            first_ones_settled.set()
+        return response
+
+    async def cancel_amid_decisions() -> httpx.Response:
+        await first_ones_settled.wait()
+        cancelling.set()
+        response = await cancel(client, merchant, reference)
+        cancelled.set()
+        return response
+
+    async def start_refund_as_soon_as_cancelled() -> None:
+        await cancelled.wait()
+        started = "SELECT count(*) FROM installment_plans WHERE refund_amount IS NOT NULL"
+        while not await count(runtime, started):
+            await worker.drain()
+
+    responses = await asyncio.gather(
+        *(decide(p) for p in pending[:20]),
+        cancel_amid_decisions(),
+        *(decide(p, after=cancelling) for p in pending[20:35]),
+        *(decide(p, after=cancelled) for p in pending[35:]),
+        start_refund_as_soon_as_cancelled(),
+    )
+    assert {r.status_code for r in responses[:-1]} == {200}
+    for _ in range(3):  # delayed refunds: the plan's, and each late instalment's
+        clock.advance(SETTLE_DELAY + 1)
+        await worker.drain()
+    fetched = await fetch(client, merchant, reference)
+    counted = [p for p in fetched["payments"] if p["status"] == "succeeded"]
+    late = [p for p in fetched["payments"] if p["status"] == "refunded"]
+    assert len(counted) >= 5 and len(counted) + len(late) == len(numbers)
+    assert {p["reference"] for p in late} >= set(pending[35:])
+    assert fetched["status"] == "refunded"
+    assert fetched["paid_amount"] == 1_000 * len(counted)
+    # Every late instalment has exactly one refund, succeeded, of its whole amount; no
+    # counted one has any: nothing is refunded twice.
+    refunds = await count(runtime, "SELECT count(*) FROM refunds WHERE status = 'succeeded'")
+    assert refunds == len(late) == await count(runtime, "SELECT count(*) FROM refunds")
+    assert await count(
+        runtime, "SELECT count(DISTINCT payment_id) FROM refunds WHERE amount = 1000"
+    ) == len(late)
+    assert await platform(runtime, "penalties") == 100 * len(counted)
+    assert await escrow(runtime, merchant.id, reference) == 0
+    assert await available(runtime, merchant.id) == 0
+    await assert_plan_reconciles(runtime, reference)

@@ -4,15 +4,26 @@ and simultaneous decisions on one payment."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
 
+from cauri.kit.clock import ManualClock
 from cauri.operators.simulator import Simulator
 from cauri.runtime import Runtime
 from cauri.web.rendering import format_amount
-from tests.support import card_body, make_merchant, momo_body
+from cauri.worker.runner import Worker
+from tests.plans.builders import (
+    PLANS,
+    assert_plan_reconciles,
+    cancel,
+    create_plan,
+    expire,
+    fetch,
+)
+from tests.support import MerchantKeys, card_body, make_merchant, momo_body
 from tests.web.builders import create_card_payment, events_of, ledger_transactions_of
 
 
@@ -150,3 +161,72 @@ async def test_a_live_payment_offers_no_test_decision(
     decision = await client.post(path, data={"outcome": "succeeded"})
     assert_html(decision, 404, "Paiement introuvable")
     assert await events_of(runtime, payment["reference"]) == []
+
+
+async def _cancelled(
+    client: httpx.AsyncClient, merchant: MerchantKeys, clock: ManualClock, plan: str
+) -> None:
+    assert (await cancel(client, merchant, plan)).status_code == 200
+
+
+async def _expiring(
+    client: httpx.AsyncClient, merchant: MerchantKeys, clock: ManualClock, plan: str
+) -> None:
+    assert (await expire(client, merchant, plan)).status_code == 200
+
+
+async def _past_expiry(
+    client: httpx.AsyncClient, merchant: MerchantKeys, clock: ManualClock, plan: str
+) -> None:
+    clock.advance(days=60)  # no job has run the expiry yet: the page finds it due
+
+
+Closing = Callable[[httpx.AsyncClient, MerchantKeys, ManualClock, str], Awaitable[None]]
+
+
+@pytest.mark.parametrize("close", [_cancelled, _expiring, _past_expiry])
+async def test_an_instalment_of_a_plan_no_longer_actively_pending_cannot_be_paid(
+    client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock, worker: Worker, close: Closing
+) -> None:
+    merchant = await make_merchant(runtime)
+    plan = (await create_plan(client, merchant))["reference"]
+    created = await client.post(
+        f"{PLANS}/{plan}/payments", json=card_body(amount=2_000), headers=merchant.headers()
+    )
+    assert created.status_code == 201, created.text
+    payment = created.json()["data"]
+    path = urlsplit(payment["payment_url"]).path
+    await close(client, merchant, clock, plan)
+
+    shown = await client.get(path)
+    assert_html(shown, 409, "Ce versement ne peut plus être payé")
+    assert "<button" not in shown.text
+    assert await events_of(runtime, payment["reference"]) == []  # a page view changes nothing
+    decision = await client.post(path, data={"outcome": "succeeded"})
+    assert_html(decision, 409, "Ce versement ne peut plus être payé")
+
+    fetched = await client.get(
+        f"/api/v1/payments/{payment['reference']}", headers=merchant.headers()
+    )
+    assert fetched.json()["data"]["status"] == "failed"
+    assert await events_of(runtime, payment["reference"]) == ["payment.failed"]
+    assert await ledger_transactions_of(runtime, payment["reference"]) == 0
+    assert_html(await client.get(path), 200, "Ce paiement est refusé.")
+    await worker.drain()
+    assert (await fetch(client, merchant, plan))["status"] == "refunded"
+    await assert_plan_reconciles(runtime, plan)
+
+
+async def test_an_instalment_of_an_open_plan_is_paid_on_the_page(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    plan = (await create_plan(client, merchant))["reference"]
+    created = await client.post(
+        f"{PLANS}/{plan}/payments", json=card_body(amount=2_000), headers=merchant.headers()
+    )
+    path = urlsplit(created.json()["data"]["payment_url"]).path
+    assert_html(await client.get(path), 200, "Payer")
+    assert (await client.post(path, data={"outcome": "succeeded"})).status_code == 303
+    assert (await fetch(client, merchant, plan))["paid_amount"] == 2_000
+    await assert_plan_reconciles(runtime, plan)

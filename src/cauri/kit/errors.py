@@ -93,6 +93,14 @@ class Conflict(CauriError):
     default_message = "L'état actuel de la ressource ne permet pas cette opération."
 
 
+class PlanExpired(Conflict):
+    """A plan found past its expires_at refuses the operation (409 conflict) and expires in
+    that request: the expiry is a fact to keep, whatever the answer."""
+
+    default_message = "Ce plan a expiré : il n'accepte plus ni versement ni annulation."
+    keeps_writes = True
+
+
 class MethodNotAllowed(CauriError):
     code, http_status = "method_not_allowed", 405
     default_message = "Méthode HTTP non autorisée sur cette route."

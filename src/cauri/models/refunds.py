@@ -11,7 +11,11 @@ from cauri.models.base import Base
 
 
 class Refund(Base):
-    """The full refund of one Mobile Money payment, paid back to the customer's number."""
+    """The full refund of one Mobile Money payment, paid back to the customer's number.
+
+    Taken from the merchant's balance, or, for an instalment that succeeded after its plan's
+    cancellation began (`plan_id` set), from that plan's escrow.
+    """
 
     __tablename__ = "refunds"
     __table_args__ = (
@@ -29,6 +33,9 @@ class Refund(Base):
 
     reference: Mapped[str] = mapped_column(String, primary_key=True)
     payment_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), ForeignKey("payments.id"))
+    plan_id: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("installment_plans.id")
+    )
     merchant_id: Mapped[str] = mapped_column(ForeignKey("merchants.id"))
     livemode: Mapped[bool]
     status: Mapped[str]

@@ -31,6 +31,8 @@ from cauri.webhooks import url_safety
 from cauri.worker import queue
 
 CHECK_STATUS_JOB = "payments.check_status"
+EXPIRE_CARD_JOB = "payments.expire_card"
+CARD_EXPIRED_REASON = "card_payment_expired"
 
 
 def _collection(payment: Payment, otp: str | None = None) -> Collection:
@@ -224,6 +226,17 @@ class PaymentService:
             await self.apply(session, runtime, payment, answer, recorded=True)
         if payment.status == Outcome.FAILED:
             raise PaymentFailed()
+        if payment.status == Outcome.PENDING and payment.payment_url is not None:
+            # A card payment waits for its customer on the page: not forever (no scan of
+            # pending payments: one job, due when its time is up).
+            await queue.enqueue(
+                session,
+                EXPIRE_CARD_JOB,
+                {"payment_id": str(payment.id)},
+                livemode=payment.livemode,
+                now=payment.created_at,
+                delay=runtime.settings.card_payment_ttl,
+            )
 
     async def apply(
         self,
@@ -375,6 +388,22 @@ class PaymentService:
         await self.apply(
             session, runtime, payment, await adapter.collection_status(_collection(payment))
         )
+
+    async def expire_card(
+        self, session: AsyncSession, runtime: Runtime, payment_id: uuid.UUID
+    ) -> None:
+        """A card payment still pending CAURI_CARD_PAYMENT_TTL after its creation is failed,
+        unless its operator, asked one last time, has an outcome for it."""
+        payment = await self.lock(session, payment_id)
+        if payment is None or payment.status != Outcome.PENDING:
+            return
+        adapter = runtime.operators.adapter(payment.operator, payment.livemode)
+        if adapter is not None:
+            result = await adapter.collection_status(_collection(payment))
+            if result.outcome is not Outcome.PENDING:
+                await self.apply(session, runtime, payment, result)
+                return
+        await self.settle(session, runtime, payment, Outcome.FAILED, CARD_EXPIRED_REASON)
 
     async def receive_callback(
         self,

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.payments.service import CHECK_STATUS_JOB, payments
+from cauri.payments.service import CHECK_STATUS_JOB, EXPIRE_CARD_JOB, payments
 from cauri.runtime import Runtime
 
 
@@ -15,4 +15,8 @@ async def check_status(session: AsyncSession, runtime: Runtime, payload: dict[st
     await payments.check_status(session, runtime, uuid.UUID(payload["payment_id"]))
 
 
-HANDLERS = {CHECK_STATUS_JOB: check_status}
+async def expire_card(session: AsyncSession, runtime: Runtime, payload: dict[str, Any]) -> None:
+    await payments.expire_card(session, runtime, uuid.UUID(payload["payment_id"]))
+
+
+HANDLERS = {CHECK_STATUS_JOB: check_status, EXPIRE_CARD_JOB: expire_card}

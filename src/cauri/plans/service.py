@@ -15,7 +15,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.kit.errors import Conflict, InvalidRequest, NotFound
+from cauri.kit.errors import Conflict, InvalidRequest, NotFound, PlanExpired
 from cauri.kit.ids import parse_uuid
 from cauri.kit.money import (
     FIXED_FEE_CURRENCIES,
@@ -39,7 +39,6 @@ from cauri.runtime import Runtime
 from cauri.worker import queue
 
 EXPIRE_JOB = "plans.expire"
-EXPIRED_REASON = "expired"
 
 _STATUS_FR = {
     PlanStatus.SUCCEEDED: "soldé",
@@ -65,14 +64,15 @@ def _creation_fee(settings: PlatformSettings | None, target: int, currency: str)
     return 0
 
 
-def _ensure_actively_pending(plan: InstallmentPlan) -> None:
-    """Instalments and cancellation need a pending plan with no cancellation under way."""
+def _refusal(plan: InstallmentPlan) -> Conflict:
+    """Why a plan that is not actively pending refuses an instalment or a cancellation."""
     if plan.status != PlanStatus.PENDING:
-        raise Conflict(
+        return Conflict(
             f"Le plan est {_STATUS_FR[PlanStatus(plan.status)]} : l'opération est refusée."
         )
-    if plan.cancelled_at is not None:
-        raise Conflict("Une annulation de ce plan est en cours : l'opération est refusée.")
+    return Conflict(
+        "Une annulation ou l'expiration de ce plan est en cours : l'opération est refusée."
+    )
 
 
 class PlanService:
@@ -193,9 +193,9 @@ class PlanService:
     ) -> Payment:
         """Records one instalment and engages the operator. Every rule is checked first,
         with the plan locked, so simultaneous instalments never reserve more than the
-        remaining balance; a rejected instalment writes nothing and debits no one."""
-        plan = await self.get(session, caller, reference, lock=True)
-        _ensure_actively_pending(plan)
+        remaining balance; a rejected instalment writes nothing and debits no one (a plan
+        found past its expires_at expires, though)."""
+        plan = await self._lock_actively_pending(session, runtime, caller, reference)
         if body.currency is not None and body.currency != plan.currency:
             raise InvalidRequest.field(
                 "currency", f"Ce plan est en {plan.currency} : ses versements aussi."
@@ -256,50 +256,42 @@ class PlanService:
         reference: str,
         reason: str | None,
     ) -> InstallmentPlan:
+        plan = await self._lock_actively_pending(session, runtime, caller, reference)
+        await settlement.begin_cancellation(session, runtime, plan, reason, runtime.clock.now())
+        return plan
+
+    async def _lock_actively_pending(
+        self, session: AsyncSession, runtime: Runtime, caller: Caller, reference: str
+    ) -> InstallmentPlan:
+        """The plan, locked, if it takes instalments and cancellation. Past its expires_at it
+        expires here and now, kept though the answer is 409: the expiry job may lag."""
         plan = await self.get(session, caller, reference, lock=True)
-        _ensure_actively_pending(plan)
-        await self._begin_cancellation(session, runtime, plan, reason)
+        if await settlement.expire_if_due(session, runtime, plan):
+            raise PlanExpired(
+                f"Ce plan a expiré le {plan.expires_at:%d/%m/%Y à %H:%M:%S} UTC : il "
+                "n'accepte plus ni versement ni annulation, et son remboursement commence."
+            )
+        if not settlement.actively_pending(plan):
+            raise _refusal(plan)
         return plan
 
     async def expire(self, session: AsyncSession, runtime: Runtime, plan_id: uuid.UUID) -> None:
-        """The expiry job, due at expires_at: a plan still actively pending is cancelled."""
+        """The expiry job, due at expires_at: a plan still actively pending expires."""
         plan = await settlement.lock(session, plan_id)
-        if plan is None or plan.status != PlanStatus.PENDING or plan.cancelled_at is not None:
-            return
-        await self._begin_cancellation(session, runtime, plan, EXPIRED_REASON)
+        if plan is not None:
+            await settlement.expire_if_due(session, runtime, plan)
 
     async def expire_now(
         self, session: AsyncSession, runtime: Runtime, caller: Caller, reference: str
     ) -> InstallmentPlan:
-        """Test helper: the expiry, run now; the plan then expires at this instant."""
+        """Test helper: the expiry, run now; the plan then expires at this instant (at its
+        expires_at, if that has passed)."""
         plan = await self.get(session, caller, reference, lock=True)
-        _ensure_actively_pending(plan)
-        plan.expires_at = runtime.clock.now()
-        await self._begin_cancellation(session, runtime, plan, EXPIRED_REASON)
+        if not settlement.actively_pending(plan):
+            raise _refusal(plan)
+        plan.expires_at = min(plan.expires_at, runtime.clock.now())
+        await settlement.begin_expiry(session, runtime, plan)
         return plan
-
-    async def _begin_cancellation(
-        self,
-        session: AsyncSession,
-        runtime: Runtime,
-        plan: InstallmentPlan,
-        reason: str | None,
-    ) -> None:
-        """The plan stays pending, now cancelling: instalments are refused from here on, and
-        the refund job (same transaction) starts the refund, at once or, if instalments are
-        still pending, once the last of them has settled."""
-        now = runtime.clock.now()
-        plan.cancelled_at = now
-        plan.cancellation_reason = reason
-        plan.updated_at = now
-        await session.flush()
-        await queue.enqueue(
-            session,
-            settlement.REFUND_JOB,
-            {"plan_id": str(plan.id)},
-            livemode=plan.livemode,
-            now=now,
-        )
 
 
 plans = PlanService()

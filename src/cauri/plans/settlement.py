@@ -1,4 +1,4 @@
-"""A plan's money: instalments into escrow, completion, and the refund of a cancellation.
+"""A plan's money: instalments into escrow, completion, and the refunds of a cancellation.
 
 Everything here runs with the plan's row locked (`SELECT … FOR UPDATE`), in the transaction
 of the state change, so `paid_amount`, the escrow account and the plan's status never
@@ -12,8 +12,16 @@ Ledger, per plan (DESIGN invariant 2):
 - the refund is paid out: escrow −refund → operator clearing. While it is pending, and if it
   fails, the refund stays in escrow: support pays it by hand from there.
 
-Instalments still pending when a cancellation is asked delay its refund: the refund starts
-once the last of them has settled, so a late success is counted, then refunded with the rest.
+Cancellation and expiry never wait on an instalment still pending (DESIGN, Plans): from
+`cancelled_at` on, `paid_amount` no longer moves, and the refund of it (minus the penalty)
+starts at once. An instalment that succeeds after that is late: it counts for nothing, its
+whole amount goes to the escrow (the commission to the platform, as for any payment), and a
+job has the refunds domain pay it back in full to its own payer, from the escrow. A late
+card instalment cannot be paid back by an operator, nor can a late refund the operator
+refuses: that money stays in escrow and the plan is `failed`, for support.
+
+A plan can never complete after its `expires_at`: whichever request or job finds it past
+that instant, still actively pending, begins its expiry there (the expiry job may lag).
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import exists, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit.money import percent_of
@@ -37,6 +45,13 @@ from cauri.worker import queue
 
 REFUND_JOB = "plans.refund"
 REFUND_STATUS_JOB = "plans.refund_status"
+REFUND_LATE_JOB = "plans.refund_late_instalment"
+
+EXPIRED_REASON = "expired"
+# Why a plan is failed for support (refund_failure_reason), besides an operator's own reason.
+CARD_INSTALMENT = "card_instalment"
+LATE_CARD_INSTALMENT = "late_card_instalment"
+LATE_REFUND_FAILED = "late_instalment_refund_failed"
 
 
 async def lock(session: AsyncSession, plan_id: uuid.UUID) -> InstallmentPlan | None:
@@ -54,28 +69,121 @@ def escrow(plan: InstallmentPlan) -> Account:
     return accounts.plan_escrow(plan.merchant_id, str(plan.id), plan.livemode, plan.currency)
 
 
+def actively_pending(plan: InstallmentPlan) -> bool:
+    """Pending with no cancellation or expiry begun: the plan takes instalments."""
+    return plan.status == PlanStatus.PENDING and plan.cancelled_at is None
+
+
+def takes_instalments(plan: InstallmentPlan, now: datetime) -> bool:
+    return actively_pending(plan) and now < plan.expires_at
+
+
+def refundable_by_operator(payment: Payment) -> bool:
+    """Only a Mobile Money payment is paid back automatically (spec): a card is not."""
+    mode = catalogue.find(payment.operator)
+    return payment.phone_number is not None and not (mode is not None and mode.is_card)
+
+
+async def begin_cancellation(
+    session: AsyncSession,
+    runtime: Runtime,
+    plan: InstallmentPlan,
+    reason: str | None,
+    at: datetime,
+) -> None:
+    """The plan stays pending, now cancelling: instalments are refused from here on, and the
+    refund job (same transaction) starts the refund of what has settled. Its destination is
+    fixed now, while every succeeded instalment is one that counts: the last of them."""
+    plan.cancelled_at = at
+    plan.cancellation_reason = reason
+    plan.updated_at = runtime.clock.now()
+    last = await _last_succeeded_instalment(session, plan.id)
+    if last is not None:
+        plan.refund_operator = last.operator
+        plan.refund_phone_number = last.phone_number if refundable_by_operator(last) else None
+    await session.flush()
+    await queue.enqueue(
+        session,
+        REFUND_JOB,
+        {"plan_id": str(plan.id)},
+        livemode=plan.livemode,
+        now=runtime.clock.now(),
+    )
+
+
+async def begin_expiry(session: AsyncSession, runtime: Runtime, plan: InstallmentPlan) -> None:
+    """An expired plan was cancelled at its expires_at, however late this runs."""
+    await begin_cancellation(session, runtime, plan, EXPIRED_REASON, plan.expires_at)
+
+
+async def expire_if_due(session: AsyncSession, runtime: Runtime, plan: InstallmentPlan) -> bool:
+    """Begins the expiry of a locked plan past its expires_at and still actively pending;
+    whether it did."""
+    if not actively_pending(plan) or runtime.clock.now() < plan.expires_at:
+        return False
+    await begin_expiry(session, runtime, plan)
+    return True
+
+
+async def accepts_instalment(session: AsyncSession, runtime: Runtime, plan_id: uuid.UUID) -> bool:
+    """Locks the plan: whether it takes an instalment now (past expires_at, its expiry
+    begins here)."""
+    plan = await lock(session, plan_id)
+    assert plan is not None  # an instalment's plan: the foreign key guarantees it
+    await expire_if_due(session, runtime, plan)
+    return actively_pending(plan)
+
+
 async def instalment_settled(
     session: AsyncSession, runtime: Runtime, payment: Payment, outcome: Outcome
 ) -> None:
     """An instalment reached its final state: book its money, count it, maybe complete the
-    plan; on a cancelling plan, the refund may now start."""
+    plan; once the cancellation has begun, a success is late (refunded in full)."""
     assert payment.plan_id is not None
     plan = await lock(session, payment.plan_id)
     assert plan is not None  # the foreign key guarantees it
+    # This instalment's new status is not flushed yet (no autoflush): an expiry begun here
+    # sends its refund to the last instalment that counts, never to this late one.
+    await expire_if_due(session, runtime, plan)
     now = runtime.clock.now()
-    if outcome is Outcome.SUCCEEDED:
-        await _book_instalment(session, plan, payment, now)
+    if outcome is Outcome.SUCCEEDED and plan.cancelled_at is not None:
+        await _book_instalment(session, plan, payment, now, late=True)
+        if refundable_by_operator(payment):
+            await queue.enqueue(
+                session,
+                REFUND_LATE_JOB,
+                {"payment_id": str(payment.id)},
+                livemode=payment.livemode,
+                now=now,
+            )
+        else:
+            hand_to_support(plan, LATE_CARD_INSTALMENT)
+        plan.updated_at = now
+    elif outcome is Outcome.SUCCEEDED:
+        await _book_instalment(session, plan, payment, now, late=False)
         plan.paid_amount += payment.amount - payment.plan_fee_amount
         plan.creation_fee_paid = plan.creation_fee_paid or payment.plan_fee_amount > 0
         plan.updated_at = now
-        if plan.cancelled_at is None and _fully_paid(plan):
+        if _fully_paid(plan):
             await _release(session, plan, now)
             plan.status = PlanStatus.SUCCEEDED
             plan.completed_at = now
-    if plan.cancelled_at is not None:
-        await queue.enqueue(
-            session, REFUND_JOB, {"plan_id": str(plan.id)}, livemode=plan.livemode, now=now
-        )
+    await session.flush()
+
+
+def hand_to_support(plan: InstallmentPlan, reason: str) -> None:
+    """Money of a late instalment that no operator will pay back stays in the escrow: the plan
+    is `failed` for support, now if its own refund is over, else when that ends. The reason
+    is the first such one, unless the plan's own refund fails (its reason wins)."""
+    plan.refund_failure_reason = plan.refund_failure_reason or reason
+    if plan.status == PlanStatus.REFUNDED:
+        plan.status = PlanStatus.FAILED
+
+
+async def late_refund_failed(session: AsyncSession, plan_id: uuid.UUID) -> None:
+    plan = await lock(session, plan_id)
+    assert plan is not None  # a refund's plan: the foreign key guarantees it
+    hand_to_support(plan, LATE_REFUND_FAILED)
     await session.flush()
 
 
@@ -87,13 +195,14 @@ def _fully_paid(plan: InstallmentPlan) -> bool:
 
 
 async def _book_instalment(
-    session: AsyncSession, plan: InstallmentPlan, payment: Payment, now: datetime
+    session: AsyncSession, plan: InstallmentPlan, payment: Payment, now: datetime, *, late: bool
 ) -> None:
+    """A late instalment's creation fee part is refunded with the rest: all of it to escrow."""
     live, currency = payment.livemode, payment.currency
-    counted = payment.amount - payment.plan_fee_amount
+    fee_part = 0 if late else payment.plan_fee_amount
     credits = [
-        Entry(escrow(plan), counted),
-        Entry(accounts.platform("plan_fees", live, currency), payment.plan_fee_amount),
+        Entry(escrow(plan), payment.amount - fee_part),
+        Entry(accounts.platform("plan_fees", live, currency), fee_part),
         Entry(accounts.platform("fees", live, currency), payment.fee_amount),
     ]
     entries = [
@@ -119,13 +228,12 @@ async def _release(session: AsyncSession, plan: InstallmentPlan, now: datetime) 
 
 
 async def start_refund(session: AsyncSession, runtime: Runtime, plan_id: uuid.UUID) -> None:
-    """The refund job: starts the refund of a cancelling plan once no instalment of it is
-    pending (the last one to settle enqueues this job again). Idempotent."""
+    """The refund job: starts the refund of a cancelling plan, whatever instalments are
+    still pending (they are late if they succeed). Idempotent."""
     plan = await lock(session, plan_id)
     if plan is None or not _cancelling(plan) or plan.refund_amount is not None:
         return
-    if not await _has_pending_instalment(session, plan.id):
-        await _start_refund(session, runtime, plan)
+    await _start_refund(session, runtime, plan)
 
 
 async def check_refund(session: AsyncSession, runtime: Runtime, plan_id: uuid.UUID) -> None:
@@ -142,12 +250,7 @@ def _cancelling(plan: InstallmentPlan) -> bool:
     return plan.status == PlanStatus.PENDING and plan.cancelled_at is not None
 
 
-async def _has_pending_instalment(session: AsyncSession, plan_id: uuid.UUID) -> bool:
-    pending = exists().where(Payment.plan_id == plan_id, Payment.status == Outcome.PENDING)
-    return bool(await session.scalar(select(pending)))
-
-
-async def _last_succeeded_instalment(session: AsyncSession, plan_id: uuid.UUID) -> Payment:
+async def _last_succeeded_instalment(session: AsyncSession, plan_id: uuid.UUID) -> Payment | None:
     return (
         await session.scalars(
             select(Payment)
@@ -155,7 +258,7 @@ async def _last_succeeded_instalment(session: AsyncSession, plan_id: uuid.UUID) 
             .order_by(Payment.updated_at.desc(), Payment.created_at.desc())
             .limit(1)
         )
-    ).one()
+    ).one_or_none()
 
 
 async def _start_refund(session: AsyncSession, runtime: Runtime, plan: InstallmentPlan) -> None:
@@ -176,17 +279,14 @@ async def _start_refund(session: AsyncSession, runtime: Runtime, plan: Installme
             at=now,
         )
     if plan.refund_amount == 0:
-        plan.status = PlanStatus.REFUNDED
+        _refunded(plan)
         await session.flush()
         return
-    # refund_amount > 0, so something was paid: there is a last succeeded instalment.
-    last = await _last_succeeded_instalment(session, plan.id)
-    plan.refund_operator = last.operator
-    plan.refund_phone_number = last.phone_number
-    mode = catalogue.find(last.operator)
-    adapter = runtime.operators.adapter(last.operator, plan.livemode)
-    if last.phone_number is None or (mode is not None and mode.is_card):
-        _fail(plan, "card_instalment")
+    # refund_amount > 0, so something was paid: begin_cancellation fixed where it goes.
+    assert plan.refund_operator is not None
+    adapter = runtime.operators.adapter(plan.refund_operator, plan.livemode)
+    if plan.refund_phone_number is None:
+        _fail(plan, CARD_INSTALMENT)
     elif adapter is None:
         _fail(plan, "no_disbursement_adapter")
     else:
@@ -204,6 +304,12 @@ def _refund(plan: InstallmentPlan) -> Disbursement:
         currency=plan.currency,
         phone_number=plan.refund_phone_number,
     )
+
+
+def _refunded(plan: InstallmentPlan) -> None:
+    """The refund of what had settled is done; a late instalment handed to support while it
+    ran leaves the plan failed."""
+    plan.status = PlanStatus.FAILED if plan.refund_failure_reason else PlanStatus.REFUNDED
 
 
 def _fail(plan: InstallmentPlan, reason: str) -> None:
@@ -228,7 +334,7 @@ async def _apply(
             entries=[Entry(escrow(plan), -refund.amount), Entry(clearing, refund.amount)],
             at=now,
         )
-        plan.status = PlanStatus.REFUNDED
+        _refunded(plan)
     elif result.outcome is Outcome.FAILED:
         _fail(plan, result.reason or "disbursement_failed")
     elif result.check_after is not None:

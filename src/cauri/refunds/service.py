@@ -3,10 +3,15 @@ from the merchant's balance and paid back by the operator to the number that pai
 
 The merchant gives back `amount`, what it was credited; the platform keeps its fee. A failed
 refund re-credits the balance and leaves the payment succeeded, so it can be refunded again.
+
+An instalment that succeeded after its plan's cancellation began is refunded here too, in
+full, from the plan's escrow (`refund_late_instalment`, DESIGN: Plans); should that refund
+fail, its money stays in the escrow and the plan is failed for support.
 """
 
 from __future__ import annotations
 
+import uuid
 from functools import partial
 from typing import Any
 
@@ -15,9 +20,10 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.events import service as events
-from cauri.kit.errors import Conflict, InvalidRequest, NotFound, RefundFailed
+from cauri.kit.errors import CauriError, Conflict, InvalidRequest, NotFound, RefundFailed
 from cauri.kit.ids import prefixed
 from cauri.ledger import accounts
+from cauri.ledger.accounts import Account
 from cauri.ledger.service import Entry
 from cauri.merchants.auth import Caller
 from cauri.models import Payment, Refund
@@ -26,18 +32,24 @@ from cauri.operators.protocol import Outcome
 from cauri.payments.schemas import payment_object
 from cauri.payments.service import payments
 from cauri.payouts import disbursing
+from cauri.plans import settlement as plan_settlement
 from cauri.refunds.schemas import refund_object
 from cauri.runtime import Runtime
 
 CHECK_STATUS_JOB = "refunds.check_status"
 
 
-def _entries(refund: Refund) -> list[Entry]:
+def _source(refund: Refund) -> Account:
+    """Whose money goes back: the merchant's balance, or a late instalment's plan escrow."""
     live, currency = refund.livemode, refund.currency
-    return [
-        Entry(accounts.merchant_available(refund.merchant_id, live, currency), -refund.amount),
-        Entry(accounts.operator_clearing(refund.operator, live, currency), refund.amount),
-    ]
+    if refund.plan_id is not None:
+        return accounts.plan_escrow(refund.merchant_id, str(refund.plan_id), live, currency)
+    return accounts.merchant_available(refund.merchant_id, live, currency)
+
+
+def _entries(refund: Refund) -> list[Entry]:
+    clearing = accounts.operator_clearing(refund.operator, refund.livemode, refund.currency)
+    return [Entry(_source(refund), -refund.amount), Entry(clearing, refund.amount)]
 
 
 _FLOW = disbursing.Flow(
@@ -67,6 +79,38 @@ def _check_refundable(payment: Payment) -> str:
     return payment.phone_number
 
 
+async def _insert(
+    session: AsyncSession, runtime: Runtime, payment: Payment, number: str, reason: str | None
+) -> Refund | None:
+    """A pending refund of the whole `amount` of a locked payment; None when one is already
+    pending or succeeded. An instalment's refund is paid from its plan's escrow."""
+    now = runtime.clock.now()
+    values: dict[str, Any] = {
+        "reference": prefixed("re"),
+        "payment_id": payment.id,
+        "plan_id": payment.plan_id,
+        "merchant_id": payment.merchant_id,
+        "livemode": payment.livemode,
+        "status": Outcome.PENDING.value,
+        "amount": payment.amount,
+        "currency": payment.currency,
+        "reason": reason,
+        "operator": payment.operator,
+        "phone_number": number,
+        "created_at": now,
+        "updated_at": now,
+    }
+    statement = (
+        insert(Refund)
+        .values(values)
+        .on_conflict_do_nothing(
+            index_elements=[Refund.payment_id], index_where=text("status <> 'failed'")
+        )
+        .returning(Refund)
+    )
+    return (await session.scalars(statement)).one_or_none()
+
+
 class RefundService:
     async def create(
         self,
@@ -81,38 +125,42 @@ class RefundService:
         payment = await payments.lock(session, found.id)
         assert payment is not None  # read just above; payments are never deleted
         number = _check_refundable(payment)
-        now = runtime.clock.now()
-        values: dict[str, Any] = {
-            "reference": prefixed("re"),
-            "payment_id": payment.id,
-            "merchant_id": payment.merchant_id,
-            "livemode": payment.livemode,
-            "status": Outcome.PENDING.value,
-            "amount": payment.amount,
-            "currency": payment.currency,
-            "reason": reason,
-            "operator": payment.operator,
-            "phone_number": number,
-            "created_at": now,
-            "updated_at": now,
-        }
-        statement = (
-            insert(Refund)
-            .values(values)
-            .on_conflict_do_nothing(
-                index_elements=[Refund.payment_id], index_where=text("status <> 'failed'")
-            )
-            .returning(Refund)
-        )
-        refund = (await session.scalars(statement)).one_or_none()
+        refund = await _insert(session, runtime, payment, number, reason)
         if refund is None:
             raise Conflict("Ce paiement a déjà un remboursement en cours ou réussi.")
+        await self._send(session, runtime, refund, payment)
+        return refund
+
+    async def refund_late_instalment(
+        self, session: AsyncSession, runtime: Runtime, payment_id: uuid.UUID
+    ) -> None:
+        """The job of an instalment that succeeded after its plan's cancellation began: its
+        whole amount back to the number that paid it, from the plan's escrow. A refusal is
+        recorded (a failed refund, the plan failed for support), not raised: a job has no one
+        to answer. Locks the payment, then the plan, then (by the debit) the escrow."""
+        payment = await payments.lock(session, payment_id)
+        if payment is None or payment.plan_id is None or payment.status != Outcome.SUCCEEDED:
+            return
+        assert payment.phone_number is not None  # the settlement enqueues Mobile Money only
+        await plan_settlement.lock(session, payment.plan_id)
+        reason = f"Versement reçu après l'annulation du plan {payment.plan_id}"
+        refund = await _insert(session, runtime, payment, payment.phone_number, reason)
+        if refund is None:
+            return  # a run of this job already started it
+        try:
+            await self._send(session, runtime, refund, payment)
+        except CauriError as refusal:
+            if not refusal.keeps_writes:
+                raise
+
+    async def _send(
+        self, session: AsyncSession, runtime: Runtime, refund: Refund, payment: Payment
+    ) -> None:
         unsent = partial(self._finish, session, runtime, refund, payment)
         result = await _FLOW.initiate(session, runtime, refund, unsent)
         await _FLOW.apply(
             session, runtime, refund, result, self._debited(session, runtime, refund, payment)
         )
-        return refund
 
     def _debited(
         self, session: AsyncSession, runtime: Runtime, refund: Refund, payment: Payment
@@ -137,6 +185,8 @@ class RefundService:
         if outcome is Outcome.SUCCEEDED:
             payment.status = "refunded"
             payment.updated_at = now
+        elif refund.plan_id is not None:
+            await plan_settlement.late_refund_failed(session, refund.plan_id)
         # A payment's callback_url takes priority for everything about that payment.
         await _FLOW.finish(
             session,

@@ -5,6 +5,10 @@ DESIGN: the page shows two buttons; each posts `outcome=succeeded|failed` to
 payment's `reference` and `status` in its query, so the merchant's page can tell the
 customer at once (the merchant still confirms with `GET /payments/{reference}` or the
 webhook: a query string is no proof of payment).
+
+An instalment of a plan that no longer takes one (cancelled, expiring, expired, completed)
+cannot be paid here: the page says so (409); a decision posted for it fails the instalment,
+so that it does not hang until its card TTL.
 """
 
 from __future__ import annotations
@@ -14,14 +18,17 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit.errors import Conflict, NotFound
 from cauri.kit.http import RuntimeDep, SessionDep
 from cauri.kit.ids import parse_uuid
-from cauri.models import Merchant, Payment
+from cauri.models import InstallmentPlan, Merchant, Payment
 from cauri.operators import catalogue
 from cauri.operators.protocol import Outcome
 from cauri.payments.service import payments
+from cauri.plans import settlement as plan_settlement
+from cauri.runtime import Runtime
 from cauri.web.rendering import PageRoute, format_amount, page
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
@@ -32,6 +39,13 @@ STATUS_FR = {
     "failed": "refusé",
     "refunded": "remboursé",
 }
+
+PLAN_CLOSED_REASON = "plan_not_actively_pending"
+PLAN_CLOSED_TITLE = "Versement impossible"
+PLAN_CLOSED = (
+    "Ce versement ne peut plus être payé : son plan de paiement n'accepte plus de versement "
+    "(annulé, expiré ou soldé). Aucune somme n'a été débitée."
+)
 
 
 async def _card_payment(session: SessionDep, reference: str) -> Payment:
@@ -52,9 +66,44 @@ def return_target(payment: Payment) -> str | None:
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
+def _plan_closed(request: Request) -> Response:
+    context = {"title": PLAN_CLOSED_TITLE, "message": PLAN_CLOSED}
+    return page(request, "error.html", context, status_code=409)
+
+
+async def _closed_instalment(session: AsyncSession, runtime: Runtime, payment: Payment) -> bool:
+    """Whether `payment` is a pending instalment whose plan no longer takes one. Read only:
+    a page view changes nothing."""
+    if payment.plan_id is None or payment.status != Outcome.PENDING:
+        return False
+    plan = await session.get(InstallmentPlan, payment.plan_id)
+    assert plan is not None  # the foreign key guarantees it
+    return not plan_settlement.takes_instalments(plan, runtime.clock.now())
+
+
+async def _fail_closed_instalment(
+    session: AsyncSession, runtime: Runtime, payment: Payment
+) -> bool:
+    """Fails a pending test instalment whose plan no longer takes one; whether it did. Locks
+    the payment, then the plan (whose expiry begins here if it is due), as settling does."""
+    if payment.plan_id is None or payment.livemode:
+        return False
+    locked = await payments.lock(session, payment.id)
+    if locked is None or locked.status != Outcome.PENDING:
+        return False
+    if await plan_settlement.accepts_instalment(session, runtime, payment.plan_id):
+        return False
+    await payments.settle(session, runtime, locked, Outcome.FAILED, PLAN_CLOSED_REASON)
+    return True
+
+
 @router.get("/pay/{reference}", response_class=HTMLResponse)
-async def payment_page(request: Request, reference: str, session: SessionDep) -> Response:
+async def payment_page(
+    request: Request, reference: str, session: SessionDep, runtime: RuntimeDep
+) -> Response:
     payment = await _card_payment(session, reference)
+    if await _closed_instalment(session, runtime, payment):
+        return _plan_closed(request)
     merchant = await session.get(Merchant, payment.merchant_id)
     mode = catalogue.find(payment.operator)
     customer = payment.customer
@@ -78,6 +127,7 @@ async def payment_page(request: Request, reference: str, session: SessionDep) ->
 
 @router.post("/pay/{reference}")
 async def decide(
+    request: Request,
     reference: str,
     outcome: Annotated[Literal["succeeded", "failed"], Form()],
     session: SessionDep,
@@ -88,6 +138,8 @@ async def decide(
         # A second click, or the back button: say so in the customer's words. A decision
         # racing this one is still refused by force_outcome, under the row's lock.
         raise Conflict(f"Ce paiement est déjà {STATUS_FR[payment.status]}.")
+    if await _fail_closed_instalment(session, runtime, payment):
+        return _plan_closed(request)  # a response, not an error: the failure is kept
     settled = await payments.force_outcome(
         session, runtime, payment.id, Outcome(outcome), "hosted_page_test"
     )
