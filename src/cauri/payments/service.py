@@ -137,6 +137,7 @@ class PaymentService:
         Writes nothing."""
         mode = rules.resolve_mode(body)
         checked = rules.check(body, mode)
+        rules.check_return_url(body.return_url, livemode=caller.livemode)
         if body.callback_url is not None:
             url_safety.require_safe(
                 body.callback_url,
