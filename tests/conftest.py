@@ -123,7 +123,7 @@ def runtime(settings: Settings, engine: AsyncEngine, clock: ManualClock) -> Runt
 async def client(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(runtime)
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         yield client
 
 

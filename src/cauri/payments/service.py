@@ -13,7 +13,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.events import service as events
-from cauri.kit.errors import Conflict, NotFound, PaymentFailed, Unauthorized
+from cauri.kit.errors import Conflict, NotFound, PaymentFailed, ServerError, Unauthorized
 from cauri.kit.ids import parse_uuid, short_identifier
 from cauri.kit.pagination import Page, paginate
 from cauri.ledger import accounts
@@ -74,6 +74,15 @@ _INSERT = (
 )
 
 
+def _payment_url(base_url: str | None, payment_id: uuid.UUID) -> str:
+    if base_url is None:
+        raise ServerError(
+            "CAURI_PUBLIC_URL n'est pas défini : sans lui, le service ne sait pas à quelle "
+            "adresse publique envoyer le client payer par carte."
+        )
+    return f"{base_url.rstrip('/')}/pay/{payment_id}"
+
+
 class PaymentService:
     async def create(
         self,
@@ -81,7 +90,7 @@ class PaymentService:
         runtime: Runtime,
         caller: Caller,
         body: PaymentCreate,
-        base_url: str,
+        base_url: str | None,
     ) -> tuple[Payment, bool]:
         """Returns the payment and whether it was created (False: an idempotent replay)."""
         priced = await self.price(session, runtime, caller, body)
@@ -156,7 +165,7 @@ class PaymentService:
         caller: Caller,
         body: PaymentFields,
         priced: Priced,
-        base_url: str,
+        base_url: str | None,
         *,
         description: str | None,
         external_id: str | None = None,
@@ -188,7 +197,7 @@ class PaymentService:
             "return_url": body.return_url,
             "callback_url": body.callback_url,
             "metadata_": body.metadata,
-            "payment_url": f"{base_url.rstrip('/')}/pay/{payment_id}" if mode.is_card else None,
+            "payment_url": _payment_url(base_url, payment_id) if mode.is_card else None,
             "created_at": now,
             "updated_at": now,
         }
