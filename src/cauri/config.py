@@ -22,7 +22,8 @@ class Settings(BaseSettings):
     webhook_timeout: float = 10.0
     webhook_allow_private: bool = False
     plan_lifetime_days: int = 60
-    # Base URL customers reach the hosted payment page at; defaults to the request's own.
+    # Base URL customers reach the hosted payment page at. Required off loopback; on loopback
+    # the server's own bound address (never the request's Host header).
     public_url: str | None = None
     log_json: bool = False
     # Set by `cauri serve --no-worker`; read by each server process.
