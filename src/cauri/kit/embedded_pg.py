@@ -26,8 +26,10 @@ import pwd
 import secrets
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -43,6 +45,16 @@ SUPERUSER = "postgres"
 SOCKET_NAME = ".s.PGSQL.5432"
 # sockaddr_un.sun_path holds 108 bytes with the final NUL on Linux (104 on macOS).
 MAX_SOCKET_PATH = 103
+
+# What initdb writes with scram-sha-256 for local and host connections.
+SCRAM_ONLY_HBA = """\
+local   all             all                                     scram-sha-256
+host    all             all             127.0.0.1/32            scram-sha-256
+host    all             all             ::1/128                 scram-sha-256
+local   replication     all                                     scram-sha-256
+host    replication     all             127.0.0.1/32            scram-sha-256
+host    replication     all             ::1/128                 scram-sha-256
+"""
 
 
 class EmbeddedPostgresError(RuntimeError):
@@ -91,10 +103,7 @@ def start(data_dir: Path) -> str:
         if not (layout.pgdata / "PG_VERSION").exists():
             _initialize(layout, account)
         elif not layout.password_file.exists():
-            raise EmbeddedPostgresError(
-                f"{layout.pgdata} was created by an older Cauri, without a password: "
-                "dump it with that version, or remove it to start afresh."
-            )
+            _adopt_legacy_cluster(layout, account)
         if not _is_running(layout, account):
             _start_server(layout, account)
     return url(layout)
@@ -199,6 +208,50 @@ def _initialize(layout: Layout, account: pwd.struct_passwd | None) -> None:
     )
 
 
+def _adopt_legacy_cluster(layout: Layout, account: pwd.struct_passwd | None) -> None:
+    """A cluster started by an older Cauri through pgserver: trusted every local connection,
+    owned by pgserver's account when run as root, and may still run with its socket in a
+    shared directory. It is stopped, given to the server's account, and given a password; the
+    password file comes last, so an interrupted adoption is done again at the next start."""
+    _stop_by_signal(layout.pgdata)
+    if account is not None:
+        for path in [layout.pgdata, *layout.pgdata.rglob("*")]:
+            os.lchown(path, account.pw_uid, account.pw_gid)
+    password = secrets.token_urlsafe(32)
+    _run(
+        account,
+        layout,
+        "postgres",
+        "--single",
+        "-D",
+        str(layout.pgdata),
+        SUPERUSER,
+        stdin_text=f"ALTER ROLE {SUPERUSER} PASSWORD '{password}';\n",
+    )
+    (layout.pgdata / "pg_hba.conf").write_text(SCRAM_ONLY_HBA)
+    _write_private(layout.password_file, password + "\n", account)
+
+
+def _stop_by_signal(pgdata: Path) -> None:
+    """Fast shutdown of the cluster's server, whoever runs it and wherever its socket is."""
+    pid_file = pgdata / "postmaster.pid"
+    if not pid_file.exists():
+        return
+    pid = int(pid_file.read_text().splitlines()[0])
+    try:
+        os.kill(pid, signal.SIGINT)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    raise EmbeddedPostgresError(f"The server of {pgdata} (pid {pid}) did not stop.")
+
+
 def _is_running(layout: Layout, account: pwd.struct_passwd | None) -> bool:
     status = _run(account, layout, "pg_ctl", "status", "-D", str(layout.pgdata), check=False)
     return status.returncode == 0
@@ -235,6 +288,7 @@ def _run(
     program: str,
     *args: str,
     check: bool = True,
+    stdin_text: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Runs one of the bundled PostgreSQL programs, as the server's account when root."""
     command = [str(PROGRAMS / program), *args]
@@ -244,7 +298,8 @@ def _run(
             done = subprocess.run(  # noqa: S603 (the bundled programs, our own arguments)
                 command,
                 cwd=layout.root,
-                stdin=subprocess.DEVNULL,
+                input=stdin_text,
+                stdin=subprocess.DEVNULL if stdin_text is None else None,
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 text=True,
