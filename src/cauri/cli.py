@@ -21,6 +21,7 @@ from cauri.kit.db import database_url, unit_of_work
 from cauri.kit.errors import CauriError
 from cauri.kit.logging import configure as configure_logging
 from cauri.kit.money import FIXED_FEE_CURRENCIES, to_major
+from cauri.kit.public_url import is_loopback
 from cauri.merchants.service import merchants as merchant_service
 from cauri.payouts.schemas import payout_object
 from cauri.payouts.service import payouts as payout_service
@@ -103,6 +104,22 @@ def serve(
     """Runs the API (and, unless --no-worker, the background worker)."""
     import uvicorn
 
+    settings = get_settings()
+    if settings.public_url is None and not is_loopback(host):
+        # Customers would be sent to a payment page whose address nobody configured.
+        typer.echo(
+            f"cauri serve --host {host}: CAURI_PUBLIC_URL is required off loopback "
+            "(the base of payment_url, e.g. https://pay.example.com). Set it, or serve on "
+            "127.0.0.1 behind a proxy that sets it.",
+            err=True,
+        )
+        raise typer.Exit(2)
+    if workers > 1 and settings.redis_url is None:
+        typer.echo(
+            f"warning: --workers {workers} without CAURI_REDIS_URL: each process counts the "
+            f"rate limit apart, so a client gets up to {workers} times {settings.rate_limit}.",
+            err=True,
+        )
     migrations.upgrade(_resolved_url())
     os.environ["CAURI_RUN_WORKER"] = "1" if worker else "0"
     uvicorn.run(
@@ -113,6 +130,10 @@ def serve(
         workers=workers,
         proxy_headers=False,
         access_log=False,
+        # A spawned server process imports the whole CLI before it can answer the supervisor's
+        # first health check; uvicorn's 5 s are not enough on a busy machine, and a process
+        # killed for it is respawned to be killed again, so nothing ever serves.
+        timeout_worker_healthcheck=60,
     )
 
 

@@ -32,7 +32,8 @@ class Settings(BaseSettings):
     # Seconds a card payment may stay pending (the customer never decided on the page)
     # before it is failed.
     card_payment_ttl: float = Field(default=86_400.0, gt=0)
-    # Base URL customers reach the hosted payment page at; defaults to the request's own.
+    # Base URL customers reach the hosted payment page at. Required off loopback; on loopback
+    # the server's own bound address (never the request's Host header).
     public_url: str | None = None
     log_json: bool = False
     # Set by `cauri serve --no-worker`; read by each server process.

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from cauri.config import Settings
-from cauri.kit.ratelimit import client_ip, trusted_networks
+from cauri.kit.ratelimit import budget_key, client_ip, trusted_networks
 from cauri.runtime import Runtime
 from tests.foundation.builders import API, app_with, client_of
 from tests.support import assert_error, make_merchant
@@ -141,6 +141,43 @@ async def test_unreachable_redis_does_not_take_the_service_down(runtime: Runtime
         for _ in range(3):
             response = await client.get(f"{API}/payments", headers=merchant.headers())
             assert response.status_code == 200
+
+
+async def test_an_ipv6_client_is_counted_per_64(runtime: Runtime) -> None:
+    app = app_with(runtime, rate_limit="4/minute")
+    # Four addresses of one /64, each a different peer: one budget between them.
+    for n in range(4):
+        async with client_of(app, peer=f"2001:db8:1:2::{n + 1:x}") as client:
+            await spend(client, 1)
+    async with client_of(app, peer="2001:db8:1:2:ffff:ffff:ffff:ffff") as client:
+        assert_limited(await client.get(f"{API}/payment-modes"))
+    # The next /64 has its own.
+    async with client_of(app, peer="2001:db8:1:3::1") as client:
+        await spend(client, 4)
+        assert_limited(await client.get(f"{API}/payment-modes"))
+
+
+async def test_an_ipv6_client_behind_a_proxy_is_counted_per_64(runtime: Runtime) -> None:
+    app = app_with(runtime, rate_limit="3/minute", trusted_proxies="10.0.0.0/8")
+    async with client_of(app, peer="10.0.0.1") as client:
+        for suffix in (":1", ":abcd", "1:2:3:4"):
+            await spend(client, 1, headers=from_ip(f"2001:db8:9:9:{suffix}"))
+        assert_limited(await client.get(f"{API}/payment-modes", headers=from_ip("2001:db8:9:9::")))
+
+
+@pytest.mark.parametrize(
+    ("ip", "key"),
+    [
+        ("198.51.100.7", "198.51.100.7"),
+        ("::ffff:198.51.100.7", "198.51.100.7"),
+        ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"),
+        ("2001:db8:1:2::", "2001:db8:1:2::/64"),
+        ("::1", "::/64"),
+        ("unknown", "unknown"),
+    ],
+)
+def test_budget_key(ip: str, key: str) -> None:
+    assert budget_key(ip) == key
 
 
 PROXIES = trusted_networks("10.0.0.0/8, 192.168.1.1, 2001:db8:ffff::/48")

@@ -419,7 +419,7 @@ async def test_card_returns_the_hosted_page(
 ) -> None:
     payment = await assert_created(client, merchant, card_body())
     assert payment["status"] == "pending"
-    assert payment["payment_url"] == f"http://testserver/pay/{payment['reference']}"
+    assert payment["payment_url"] == f"http://127.0.0.1/pay/{payment['reference']}"
     assert payment["customer"] == {
         "firstname": "Awa",
         "lastname": "Diallo",

@@ -1,7 +1,8 @@
 """Per-client-IP request rate limit (spec: Limits, 120 requests per minute, then 429).
 
 Shared across replicas through Redis when CAURI_REDIS_URL is set, else in process memory.
-X-Forwarded-For is believed only from CAURI_TRUSTED_PROXIES.
+X-Forwarded-For is believed only from CAURI_TRUSTED_PROXIES. An IPv6 client is counted per
+/64: that is what one subscriber gets, and changing addresses inside it is free.
 """
 
 from __future__ import annotations
@@ -44,6 +45,19 @@ def client_ip(peer: str | None, forwarded_for: str | None, trusted: list[Network
     return hops[0] if hops else peer
 
 
+def budget_key(ip: str) -> str:
+    """Who pays for a request: an IPv4 address (an IPv4-mapped one too), or an IPv6 /64."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return ip
+    if isinstance(address, ipaddress.IPv4Address):
+        return str(address)
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.IPv6Network((address, 64), strict=False))
+
+
 def _is_trusted(address: str, trusted: list[Network]) -> bool:
     try:
         ip = ipaddress.ip_address(address)
@@ -67,11 +81,11 @@ class RateLimitMiddleware:
         # Proxies of a chain may each add their own header line: together they are one list.
         forwarded = b",".join(v for k, v in scope["headers"] if k == b"x-forwarded-for")
         peer = scope["client"][0] if scope.get("client") else None
-        ip = client_ip(peer, forwarded.decode("latin-1") or None, self.trusted)
+        key = budget_key(client_ip(peer, forwarded.decode("latin-1") or None, self.trusted))
         try:
-            allowed = await self.limiter.hit(self.item, ip)
+            allowed = await self.limiter.hit(self.item, key)
             if not allowed:
-                stats = await self.limiter.get_window_stats(self.item, ip)
+                stats = await self.limiter.get_window_stats(self.item, key)
                 retry_after = max(1, math.ceil(stats.reset_time - time.time()))
         except StorageError:
             # A rate limiter that is down must not take the payment service down with it.

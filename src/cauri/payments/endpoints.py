@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
+from cauri.kit import public_url
 from cauri.kit.errors import NotFound
 from cauri.kit.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.kit.pagination import PageDep, listing
@@ -19,8 +20,8 @@ test_helpers = APIRouter(route_class=UnitOfWorkRoute, tags=["test helpers"])
 Status = Literal["pending", "succeeded", "refunded", "failed"]
 
 
-def public_base_url(request: Request, runtime: RuntimeDep) -> str:
-    return runtime.settings.public_url or str(request.base_url)
+def public_base_url(request: Request, runtime: RuntimeDep) -> str | None:
+    return public_url.public_base_url(runtime.settings, request.scope.get("server"))
 
 
 @router.post("/payments", status_code=201)

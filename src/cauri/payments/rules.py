@@ -57,6 +57,15 @@ def check(body: PaymentFields, mode: PaymentMode) -> CheckedPayment:
     return CheckedPayment(mode, amount, currency, number)
 
 
+def check_return_url(return_url: str | None, *, livemode: bool) -> None:
+    """A live customer is sent back over https only; test mode also accepts http, for the
+    developers' own pages (http://localhost:3000/merci)."""
+    if livemode and return_url is not None and not return_url.startswith("https://"):
+        raise InvalidRequest.field(
+            "return_url", "En mode live, return_url doit commencer par https://."
+        )
+
+
 def _check_card(body: PaymentFields) -> None:
     if body.phone_number is not None:
         raise InvalidRequest.field(

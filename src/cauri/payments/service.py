@@ -13,7 +13,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.events import service as events
-from cauri.kit.errors import Conflict, NotFound, PaymentFailed, Unauthorized
+from cauri.kit.errors import Conflict, NotFound, PaymentFailed, ServerError, Unauthorized
 from cauri.kit.ids import parse_uuid, short_identifier
 from cauri.kit.pagination import Page, paginate
 from cauri.ledger import accounts
@@ -76,6 +76,15 @@ _INSERT = (
 )
 
 
+def _payment_url(base_url: str | None, payment_id: uuid.UUID) -> str:
+    if base_url is None:
+        raise ServerError(
+            "CAURI_PUBLIC_URL n'est pas défini : sans lui, le service ne sait pas à quelle "
+            "adresse publique envoyer le client payer par carte."
+        )
+    return f"{base_url.rstrip('/')}/pay/{payment_id}"
+
+
 class PaymentService:
     async def create(
         self,
@@ -83,7 +92,7 @@ class PaymentService:
         runtime: Runtime,
         caller: Caller,
         body: PaymentCreate,
-        base_url: str,
+        base_url: str | None,
     ) -> tuple[Payment, bool]:
         """Returns the payment and whether it was created (False: an idempotent replay)."""
         priced = await self.price(session, runtime, caller, body)
@@ -139,6 +148,7 @@ class PaymentService:
         Writes nothing."""
         mode = rules.resolve_mode(body)
         checked = rules.check(body, mode)
+        rules.check_return_url(body.return_url, livemode=caller.livemode)
         if body.callback_url is not None:
             url_safety.require_safe(
                 body.callback_url,
@@ -157,7 +167,7 @@ class PaymentService:
         caller: Caller,
         body: PaymentFields,
         priced: Priced,
-        base_url: str,
+        base_url: str | None,
         *,
         description: str | None,
         external_id: str | None = None,
@@ -189,7 +199,7 @@ class PaymentService:
             "return_url": body.return_url,
             "callback_url": body.callback_url,
             "metadata_": body.metadata,
-            "payment_url": f"{base_url.rstrip('/')}/pay/{payment_id}" if mode.is_card else None,
+            "payment_url": _payment_url(base_url, payment_id) if mode.is_card else None,
             "created_at": now,
             "updated_at": now,
         }

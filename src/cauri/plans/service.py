@@ -189,7 +189,7 @@ class PlanService:
         caller: Caller,
         reference: str,
         body: PaymentFields,
-        base_url: str,
+        base_url: str | None,
     ) -> Payment:
         """Records one instalment and engages the operator. Every rule is checked first,
         with the plan locked, so simultaneous instalments never reserve more than the

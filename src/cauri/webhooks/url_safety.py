@@ -26,12 +26,87 @@ class UnsafeUrl(Exception):
     """A URL the service refuses to call; the message (French) says why."""
 
 
+# IANA's special-purpose address registries, written out rather than read from
+# `ipaddress`'s `is_global`, whose answers changed between Python patch releases.
+DENIED_IPV4 = tuple(
+    ipaddress.IPv4Network(network)
+    for network in (
+        "0.0.0.0/8",  # "this network"
+        "10.0.0.0/8",  # private
+        "100.64.0.0/10",  # shared address space (carrier-grade NAT)
+        "127.0.0.0/8",  # loopback
+        "169.254.0.0/16",  # link-local, where cloud metadata services answer
+        "172.16.0.0/12",  # private
+        "192.0.0.0/24",  # IETF protocol assignments
+        "192.0.2.0/24",  # documentation
+        "192.88.99.0/24",  # 6to4 relay anycast (deprecated)
+        "192.168.0.0/16",  # private
+        "198.18.0.0/15",  # benchmarking
+        "198.51.100.0/24",  # documentation
+        "203.0.113.0/24",  # documentation
+        "224.0.0.0/4",  # multicast
+        "240.0.0.0/4",  # reserved, and 255.255.255.255 (limited broadcast)
+    )
+)
+GLOBAL_UNICAST = ipaddress.IPv6Network("2000::/3")
+# Inside 2000::/3; everything outside it (loopback, unspecified, unique-local, link-local,
+# multicast, discard-only 100::/64, ...) is refused by the global unicast rule.
+DENIED_IPV6 = tuple(
+    ipaddress.IPv6Network(network)
+    for network in (
+        "2001::/23",  # IETF protocol assignments (Teredo, 2001::/32, is read as IPv4 first)
+        "2001:db8::/32",  # documentation
+        "3fff::/20",  # documentation
+    )
+)
+_IPV4_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
+_SIX_TO_FOUR = ipaddress.IPv6Network("2002::/16")
+_TEREDO = ipaddress.IPv6Network("2001::/32")
+_LOW_32 = 0xFFFFFFFF
+
+
+def _v4(bits: int) -> ipaddress.IPv4Address:
+    return ipaddress.IPv4Address(bits & _LOW_32)
+
+
+def _nat64_local_candidates(value: int) -> list[ipaddress.IPv4Address]:
+    """RFC 6052 puts the IPv4 address after a /48, /56, /64 or /96 prefix, skipping bits
+    64-71; which one a local-use NAT64 network uses is not visible in the address, so every
+    reading is checked."""
+    after_48 = ((value >> 64) & 0xFFFF) << 16 | (value >> 40) & 0xFFFF
+    after_56 = ((value >> 64) & 0xFF) << 24 | (value >> 32) & 0xFFFFFF
+    return [_v4(after_48), _v4(after_56), _v4(value >> 24), _v4(value)]
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address] | None:
+    """The IPv4 addresses a packet to `address` ends up at, when it is a translation or
+    tunnelling address (NAT64, 6to4, Teredo, IPv4-compatible or -mapped); else None."""
+    value = int(address)
+    if address in _IPV4_MAPPED or address in _IPV4_COMPATIBLE or address in _NAT64:
+        return [_v4(value)]
+    if address in _NAT64_LOCAL:
+        return _nat64_local_candidates(value)
+    if address in _SIX_TO_FOUR:
+        return [_v4(value >> 80)]
+    if address in _TEREDO:
+        # The server, then the client, whose address is stored inverted (obfuscated).
+        return [_v4(value >> 64), _v4(~value)]
+    return None
+
+
 def is_public(address: IPAddress) -> bool:
-    """Globally routable unicast: not loopback, private, link-local (169.254.169.254, the
-    metadata service, is link-local), unspecified, reserved, shared or multicast."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_global and not address.is_multicast
+    """Globally routable unicast, by the explicit lists above: never loopback, private,
+    link-local (169.254.169.254, the metadata service, is link-local), shared, reserved,
+    documentation or multicast, nor an IPv6 address that leads to such an IPv4 address."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return not any(address in network for network in DENIED_IPV4)
+    embedded = embedded_ipv4(address)
+    if embedded is not None:
+        return all(is_public(ipv4) for ipv4 in embedded)
+    return address in GLOBAL_UNICAST and not any(address in network for network in DENIED_IPV6)
 
 
 def _literal_address(host: str) -> IPAddress | None:
