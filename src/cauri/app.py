@@ -93,6 +93,7 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
         openapi_url=f"{API_PREFIX}/openapi.json",
         docs_url=f"{API_PREFIX}/docs",
         redoc_url=None,
+        responses=error_handlers.ERROR_RESPONSES,
     )
     app.state.runtime = runtime
     for router in (
