@@ -17,7 +17,7 @@ from cauri.kit.body_limit import MAX_BODY_BYTES
 from cauri.kit.metadata import MAX_METADATA_BYTES, MAX_METADATA_KEYS
 from cauri.kit.strict_json import MAX_DEPTH
 from cauri.runtime import Runtime
-from tests.foundation.builders import API
+from tests.foundation.builders import API, app_with, client_of
 from tests.foundation.test_errors import assert_envelope
 from tests.support import ServerThread, make_merchant, momo_body, scalar
 
@@ -453,5 +453,9 @@ async def test_every_kind_of_response_says_nosniff(
         await client.get("/pay/unknown"),
         await post_raw(client, "/payments", b" " * (MAX_BODY_BYTES + 1), merchant.headers()),
     ]
+    async with client_of(app_with(runtime, rate_limit="1/minute")) as limited:
+        await limited.get(f"{API}/payments")
+        responses.append(await limited.get(f"{API}/payments"))
+    assert {r.status_code for r in responses} >= {200, 201, 401, 404, 413, 429}
     for response in responses:
         assert response.headers["x-content-type-options"] == "nosniff", response.request.url
