@@ -30,8 +30,8 @@ def refuse_unstorable_parameters(request: Request) -> None:
     """A NUL in a path or query parameter would reach PostgreSQL, which refuses it (a 500)."""
     parameters = [*request.path_params.items(), *request.query_params.multi_items()]
     for name, value in parameters:
-        if strict_json.unstorable(name) or strict_json.unstorable(value):
-            field = name if not strict_json.unstorable(name) else "query"
+        if strict_json.unstorable(name + value):
+            field = "query" if strict_json.unstorable(name) else name
             raise InvalidRequest.field(field, "Le paramètre contient un caractère interdit (NUL).")
 
 
