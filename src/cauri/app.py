@@ -16,7 +16,9 @@ from cauri.catalogue.endpoints import router as catalogue_router
 from cauri.config import get_settings
 from cauri.events.endpoints import router as events_router
 from cauri.kit import error_handlers
+from cauri.kit.body_limit import BodyLimitMiddleware
 from cauri.kit.logging import configure as configure_logging
+from cauri.kit.nosniff import NoSniffMiddleware
 from cauri.kit.ratelimit import RateLimitMiddleware
 from cauri.payments.endpoints import router as payments_router
 from cauri.payments.endpoints import test_helpers as payment_test_helpers
@@ -91,6 +93,7 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
         openapi_url=f"{API_PREFIX}/openapi.json",
         docs_url=f"{API_PREFIX}/docs",
         redoc_url=None,
+        responses=error_handlers.ERROR_RESPONSES,
     )
     app.state.runtime = runtime
     for router in (
@@ -109,8 +112,12 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(web_router)
     error_handlers.install(app)
+    # Outermost last. The body limit runs after the rate limit (a flood of large bodies is
+    # still counted) and before routing, parsing and authentication.
+    app.add_middleware(BodyLimitMiddleware)
     app.add_middleware(RateLimitMiddleware, settings=runtime.settings)
     app.add_middleware(RequestIdMiddleware)
+    app.add_middleware(NoSniffMiddleware)
     return app
 
 

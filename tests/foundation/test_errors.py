@@ -26,6 +26,7 @@ def assert_envelope(response: httpx.Response, status: int, code: str) -> dict[st
     assert set(error) <= {"code", "message", "details"}
     assert response.headers["content-type"].startswith("application/json")
     assert len(response.headers.get("x-request-id", "")) == 32
+    assert response.headers["x-content-type-options"] == "nosniff"
     return error
 
 
@@ -65,7 +66,16 @@ async def test_wrong_verb(
 
 
 @pytest.mark.parametrize(
-    "body", [b'{"amount": 1000, "operator": ', b"not json", b'{"amount": 1000,}', b"\xff\xfe"]
+    "body",
+    [
+        b'{"amount": 1000, "operator": ',
+        b"not json",
+        b'{"amount": 1000,}',
+        b"\xff\xfe",
+        b'{"amount": NaN}',
+        b'{"amount": 1000, "amount": 1000}',
+        b'{"description": "\\u0000"}',
+    ],
 )
 async def test_malformed_json(client: httpx.AsyncClient, runtime: Runtime, body: bytes) -> None:
     merchant = await make_merchant(runtime)
@@ -126,6 +136,13 @@ async def test_business_errors_carry_the_envelope_and_request_id(
     assert "details" not in assert_envelope(refused, 402, "payment_failed")
     missing = await client.get(f"{API}/payments/nope", headers=merchant.headers())
     assert "details" not in assert_envelope(missing, 404, "not_found")
+
+
+async def test_oversized_body_without_a_key_is_413_not_401(client: httpx.AsyncClient) -> None:
+    response = await client.post(
+        f"{API}/payments", content=b"{" + b" " * 300_000 + b"}", headers={"X-Anything": "1"}
+    )
+    assert "details" not in assert_envelope(response, 413, "payload_too_large")
 
 
 async def test_request_ids_are_unique_per_response(

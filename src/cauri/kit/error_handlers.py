@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException
 from starlette.types import Receive, Scope, Send
 
@@ -92,3 +93,26 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(CauriError, cauri_error)
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(HTTPException, http_error)
+
+
+class ErrorBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    code: str
+    message: str
+    details: dict[str, list[str]] | None = None
+
+
+class ErrorEnvelope(BaseModel):
+    """The spec's error envelope, as the OpenAPI document shows it for every 4xx and 5xx."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    success: Literal[False]
+    error: ErrorBody
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    "4XX": {"model": ErrorEnvelope, "description": "Requête refusée"},
+    "5XX": {"model": ErrorEnvelope, "description": "Incident du service"},
+}

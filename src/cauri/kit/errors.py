@@ -111,5 +111,10 @@ class RateLimited(CauriError):
     default_message = "Trop de requêtes : réessayez plus tard."
 
 
+class PayloadTooLarge(CauriError):
+    code, http_status = "payload_too_large", 413
+    default_message = "Le corps de la requête dépasse la taille admise."
+
+
 class ServerError(CauriError):
     pass

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BeforeValidator, Field, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from cauri.kit.errors import InvalidRequest
 
@@ -16,6 +20,25 @@ class Currency(StrEnum):
 
 
 EXPONENT: dict[str, int] = {"XOF": 0, "XAF": 0, "EUR": 2, "USD": 2}
+
+
+def _json_number(value: object) -> object:
+    # The strict JSON reader gives ints and Decimals for numbers; a quoted amount or a
+    # boolean is another type, and converting it would hide a client's mistake.
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        raise PydanticCustomError("json_number", "le montant doit être un nombre JSON")
+    return value
+
+
+JsonNumber = BeforeValidator(_json_number)
+
+# An amount in major units (payments, instalments, payouts), exactly as the JSON text spells it.
+Amount = Annotated[
+    Decimal,
+    JsonNumber,
+    Field(gt=0, max_digits=15),
+    WithJsonSchema({"type": "number", "exclusiveMinimum": 0}),
+]
 
 
 def to_minor(amount: Decimal | int, currency: str, field: str = "amount") -> int:

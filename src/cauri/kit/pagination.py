@@ -13,6 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 Row = TypeVar("Row")
 
+# Far beyond any real list, and small enough that the row offset fits PostgreSQL's BIGINT.
+MAX_PAGE = 1_000_000
+
 
 @dataclass(frozen=True)
 class Page:
@@ -25,7 +28,7 @@ class Page:
 
 
 def _page(
-    page: Annotated[int, Query(ge=1)] = 1,
+    page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
     per_page: Annotated[int, Query(ge=1, le=100)] = 25,
 ) -> Page:
     return Page(page, per_page)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from cauri.kit.money import Currency, to_major
+from cauri.kit.metadata import Metadata
+from cauri.kit.money import Amount, Currency, to_major
 from cauri.models import Payment
 from cauri.operators import catalogue
 
@@ -28,7 +28,7 @@ class PaymentFields(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    amount: Annotated[Decimal, Field(gt=0, max_digits=15)]
+    amount: Amount
     # None: the operator's currency (DESIGN: XAF for mtn_cg, XOF otherwise and for cards).
     currency: Currency | None = None
     operator: Annotated[str, StringConstraints(min_length=1, max_length=64)]
@@ -37,7 +37,7 @@ class PaymentFields(BaseModel):
     return_url: Url | None = None
     callback_url: Url | None = None
     customer: Customer = Field(default_factory=Customer)
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
 
 
 class PaymentCreate(PaymentFields):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, StringConstraints
 
 from cauri.kit.errors import InvalidRequest
-from cauri.kit.money import to_major
+from cauri.kit.metadata import Metadata
+from cauri.kit.money import Amount, to_major
 from cauri.kit.phone import mask
 from cauri.models import Payout
 
@@ -20,7 +20,7 @@ Text255 = Annotated[str, StringConstraints(max_length=255)]
 class PayoutCreate(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    amount: Annotated[Decimal, Field(gt=0, max_digits=15)]
+    amount: Amount
     # Payouts are Mobile Money, in the operator's currency; None: that currency (DESIGN).
     currency: Literal["XOF", "XAF"] | None = None
     phone_number: Annotated[str, StringConstraints(max_length=32)] | None = None
@@ -28,7 +28,7 @@ class PayoutCreate(BaseModel):
     external_id: Annotated[str, StringConstraints(min_length=1, max_length=255)] | None = None
     beneficiary_name: Text255 | None = None
     reason: Text255 | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
 
 
 def payout_object(payout: Payout) -> dict[str, Any]:
@@ -69,6 +69,16 @@ class Period:
 
 
 def _instant(value: str, field: str, *, day_end: bool) -> datetime:
+    try:
+        return _parsed_instant(value, field, day_end=day_end).astimezone(UTC)
+    except OverflowError:
+        # 9999-12-31 has no next day; 0001-01-01T00:00+01:00 is no UTC instant.
+        raise InvalidRequest.field(
+            field, f"« {value} » est hors de l'intervalle des dates admises."
+        ) from None
+
+
+def _parsed_instant(value: str, field: str, *, day_end: bool) -> datetime:
     try:
         day = date.fromisoformat(value)
     except ValueError:

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
 
-from cauri.kit.money import Currency, to_major
+from cauri.kit.money import Currency, JsonNumber, to_major
 from cauri.models import InstallmentPlan, Payment
 from cauri.payments.schemas import payment_object
 
@@ -20,7 +20,12 @@ class PlanCreate(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     # In major units, excluding the creation fee (spec: Limits).
-    target_amount: Annotated[Decimal, Field(ge=TARGET_MIN, le=TARGET_MAX)]
+    target_amount: Annotated[
+        Decimal,
+        JsonNumber,
+        Field(ge=TARGET_MIN, le=TARGET_MAX),
+        WithJsonSchema({"type": "number", "minimum": TARGET_MIN, "maximum": TARGET_MAX}),
+    ]
     currency: Currency = Currency.XOF
     description: Annotated[str, StringConstraints(max_length=255)] | None = None
     external_id: Annotated[str, StringConstraints(min_length=1, max_length=255)] | None = None
