@@ -124,6 +124,7 @@ def serve(
     """Runs the API (and, unless --no-worker, the background worker)."""
     import uvicorn
 
+    configure_logging(get_settings().log_json)
     migrations.upgrade(_resolved_url())
     os.environ["CAURI_RUN_WORKER"] = "1" if worker else "0"
     uvicorn.run(
@@ -134,6 +135,8 @@ def serve(
         workers=workers,
         proxy_headers=False,
         access_log=False,
+        # uvicorn's own logging config would print its lines around the redaction.
+        log_config=None,
     )
 
 
