@@ -57,12 +57,16 @@ def _masked_phone(match: re.Match[str]) -> str:
 
 
 # Order matters: a bearer token before the key it is, credentials in URLs before emails
-# (`user:pw@host.tld` looks like one).
+# (`user:pw@host.tld` looks like one). Patterns that start with a run of characters only
+# start where such a run does, so that a long run costs one pass, not one per character.
 _TEXT_RULES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]+"), rf"\1{REDACTED}"),
     (re.compile(r"\bsk_(test|live)_[A-Za-z0-9_\-]+"), rf"sk_\1_{REDACTED}"),
     (re.compile(r"whsec_[A-Za-z0-9_\-]+"), f"whsec_{REDACTED}"),
-    (re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]*):[^\s@/]*@"), rf"\1:{REDACTED}@"),
+    (
+        re.compile(r"(?<![a-zA-Z0-9+.\-])([a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]*):[^\s@/]*@"),
+        rf"\1:{REDACTED}@",
+    ),
     (re.compile(r"(?i)\b(password|passwd|pwd)(\s*[=:]\s*)[^\s,;&'\"]+"), rf"\1\2{REDACTED}"),
     # Credentials in a URL's query (a webhook URL the HTTP client logs): `?token=...`.
     (
@@ -70,7 +74,9 @@ _TEXT_RULES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]],
         rf"\1{REDACTED}",
     ),
     (
-        re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"),
+        re.compile(
+            r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
+        ),
         f"{REDACTED}@{REDACTED}",
     ),
     # PostgreSQL's DETAIL repeats row values (`Failing row contains (...)`, `Key (x)=(...)`).
