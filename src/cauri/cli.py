@@ -92,7 +92,7 @@ _DURATION = re.compile(r"([0-9]{1,9})([smhd]?)")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def _parse_duration(value: str, param_hint: str) -> timedelta:
+def parse_duration(value: str, param_hint: str) -> timedelta:
     """`0`, `90s`, `30m`, `24h`, `7d` (a bare number is seconds)."""
     match = _DURATION.fullmatch(value.strip())
     if match is None:
@@ -297,7 +297,7 @@ def keys_rotate(
 ) -> None:
     """A new key; the merchant's other keys of that mode expire after the grace period."""
     livemode = _livemode(mode)
-    grace_period = _parse_duration(grace, "--grace")
+    grace_period = parse_duration(grace, "--grace")
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
         key = await merchant_service.rotate_key(

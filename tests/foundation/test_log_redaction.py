@@ -291,6 +291,10 @@ async def test_a_full_run_logs_no_secret_and_no_personal_data(
         # Not personal: ids, timestamps, short numbers, constraint names.
         ("2026-11-22T21:14:27.123456Z", "2026-11-22T21:14:27.123456Z"),
         (
+            "payment 33bf91fa-ed02-4376-8781-123456789012 at 1800000000.25",
+            "payment 33bf91fa-ed02-4376-8781-123456789012 at 1800000000.25",
+        ),
+        (
             "job 3f2a9c1e12345678 port 5432 amount 1000",
             "job 3f2a9c1e12345678 port 5432 amount 1000",
         ),

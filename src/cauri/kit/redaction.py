@@ -82,8 +82,12 @@ _TEXT_RULES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]],
     # PostgreSQL's DETAIL repeats row values (`Failing row contains (...)`, `Key (x)=(...)`).
     (re.compile(r"(DETAIL:\s*).*"), rf"\1{REDACTED}"),
     (_LABELLED_NAME, _labelled_name),
-    # Phone numbers (8 to 15 digits, as the API accepts them), not parts of longer tokens.
-    (re.compile(r"(?<![\w.+])(?P<plus>\+?)(?P<digits>[0-9]{8,15})(?![\w]|\.[0-9])"), _masked_phone),
+    # Phone numbers (8 to 15 digits, as the API accepts them), not parts of longer tokens
+    # (a UUID's groups, a decimal number).
+    (
+        re.compile(r"(?<![\w.+\-])(?P<plus>\+?)(?P<digits>[0-9]{8,15})(?![\w\-]|\.[0-9])"),
+        _masked_phone,
+    ),
 )
 
 
