@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Annotated, Any, TypeVar
 
@@ -22,7 +23,9 @@ from cauri.kit.errors import CauriError
 from cauri.kit.logging import configure as configure_logging
 from cauri.kit.money import FIXED_FEE_CURRENCIES, to_major
 from cauri.kit.public_url import is_loopback
+from cauri.merchants.keys import LIVE_PREFIX, TEST_PREFIX
 from cauri.merchants.service import merchants as merchant_service
+from cauri.models import ApiKey
 from cauri.payouts.schemas import payout_object
 from cauri.payouts.service import payouts as payout_service
 from cauri.platform.service import FIXED_SETTINGS, fixed_column, update_settings
@@ -87,6 +90,25 @@ def _parse_instant(value: str) -> datetime:
     return instant if instant.tzinfo else instant.replace(tzinfo=UTC)
 
 
+_DURATION = re.compile(r"([0-9]{1,9})([smhd]?)")
+_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(value: str, param_hint: str) -> timedelta:
+    """`0`, `90s`, `30m`, `24h`, `7d` (a bare number is seconds)."""
+    match = _DURATION.fullmatch(value.strip())
+    if match is None:
+        raise typer.BadParameter("a duration such as 0, 90s, 30m, 24h or 7d", param_hint=param_hint)
+    amount, unit = match.groups()
+    return timedelta(seconds=int(amount) * _UNIT_SECONDS[unit])
+
+
+def _livemode(mode: str) -> bool:
+    if mode not in ("test", "live"):
+        raise typer.BadParameter("test or live", param_hint="--mode")
+    return mode == "live"
+
+
 @app.command()
 def migrate() -> None:
     """Brings the database schema up to date (alembic upgrade head)."""
@@ -120,6 +142,7 @@ def serve(
             f"rate limit apart, so a client gets up to {workers} times {settings.rate_limit}.",
             err=True,
         )
+    configure_logging(settings.log_json)
     migrations.upgrade(_resolved_url())
     os.environ["CAURI_RUN_WORKER"] = "1" if worker else "0"
     uvicorn.run(
@@ -134,6 +157,8 @@ def serve(
         # first health check; uvicorn's 5 s are not enough on a busy machine, and a process
         # killed for it is respawned to be killed again, so nothing ever serves.
         timeout_worker_healthcheck=60,
+        # uvicorn's own logging config would print its lines around the redaction.
+        log_config=None,
     )
 
 
@@ -236,17 +261,83 @@ def keys_create(
     expires_at: Annotated[str | None, typer.Option(help="ISO 8601; UTC if no offset.")] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    if mode not in ("test", "live"):
-        raise typer.BadParameter("test or live", param_hint="--mode")
+    livemode = _livemode(mode)
     expiry = _parse_instant(expires_at) if expires_at else None
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
         key = await merchant_service.create_key(
             session,
             merchant_id,
-            livemode=mode == "live",
+            livemode=livemode,
             now=runtime.clock.now(),
             expires_at=expiry,
+        )
+        return {"key": key}
+
+    _print(_in_transaction(work), as_json)
+
+
+def _key_row(key: ApiKey) -> dict[str, Any]:
+    """What an operator may see of a key: never the key, nor its digest."""
+    return {
+        "id": key.id,
+        "mode": "live" if key.livemode else "test",
+        "hint": (LIVE_PREFIX if key.livemode else TEST_PREFIX) + "…" + key.key_hint,
+        "created_at": key.created_at.isoformat(),
+        "expires_at": key.expires_at and key.expires_at.isoformat(),
+        "revoked_at": key.revoked_at and key.revoked_at.isoformat(),
+    }
+
+
+@keys_cli.command("list")
+def keys_list(merchant_id: str, as_json: JsonFlag = False) -> None:
+    """The merchant's keys, oldest first (the keys themselves were shown once, at creation)."""
+
+    async def work(session: AsyncSession, _: Runtime) -> list[dict[str, Any]]:
+        return [_key_row(key) for key in await merchant_service.list_keys(session, merchant_id)]
+
+    rows = _in_transaction(work)
+    if as_json:
+        typer.echo(json.dumps(rows, ensure_ascii=False))
+        return
+    columns = ("id", "mode", "hint", "created_at", "expires_at", "revoked_at")
+    cells = [columns, *([str(row[c] or "-") for c in columns] for row in rows)]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    for line in cells:
+        typer.echo(
+            "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+        )
+
+
+@keys_cli.command("revoke")
+def keys_revoke(key_id: str, as_json: JsonFlag = False) -> None:
+    """Refuses the key (401 unauthorized) from now on, on running servers too."""
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        return _key_row(await merchant_service.revoke_key(session, key_id, now=runtime.clock.now()))
+
+    _print(_in_transaction(work), as_json)
+
+
+@keys_cli.command("rotate")
+def keys_rotate(
+    merchant_id: str,
+    mode: Annotated[str, typer.Option(help="test or live")],
+    grace: Annotated[
+        str,
+        typer.Option(
+            help="How long the other keys of that mode keep working: 0, 90s, 30m, 24h, 7d."
+        ),
+    ] = "24h",
+    as_json: JsonFlag = False,
+) -> None:
+    """A new key; the merchant's other keys of that mode expire after the grace period."""
+    livemode = _livemode(mode)
+    grace_period = parse_duration(grace, "--grace")
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        key = await merchant_service.rotate_key(
+            session, merchant_id, livemode=livemode, grace=grace_period, now=runtime.clock.now()
         )
         return {"key": key}
 
@@ -366,14 +457,13 @@ def merchants_credit(
     as_json: JsonFlag = False,
 ) -> None:
     """Credits the available balance: a bank transfer received from the merchant."""
-    if mode not in ("test", "live"):
-        raise typer.BadParameter("test or live", param_hint="--mode")
+    livemode = _livemode(mode)
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
         available = await credit_balance(
             session,
             merchant_id,
-            livemode=mode == "live",
+            livemode=livemode,
             amount=amount,
             currency=currency.upper(),
             reason=reason,
@@ -381,7 +471,7 @@ def merchants_credit(
         )
         return {
             "merchant_id": merchant_id,
-            "livemode": mode == "live",
+            "livemode": livemode,
             "currency": currency.upper(),
             "available": to_major(available, currency.upper()),
         }

@@ -50,6 +50,12 @@ class CliResult:
         data: dict[str, Any] = json.loads(self.stdout)
         return data
 
+    def rows(self) -> list[dict[str, Any]]:
+        """The JSON array a listing command prints."""
+        assert self.exit_code == 0, self.stderr
+        data: list[dict[str, Any]] = json.loads(self.stdout)
+        return data
+
     def error(self) -> dict[str, Any]:
         """The error envelope a refused command prints on stderr (and nothing else there)."""
         assert self.exit_code != 0, self.stdout

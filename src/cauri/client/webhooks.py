@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import time
 from typing import Any
 
@@ -54,8 +55,28 @@ def signature_header(payload: bytes, secret: str, timestamp: int) -> str:
     return f"t={timestamp},{SCHEME}={compute_signature(payload, secret, timestamp)}"
 
 
-def _parse(header: str) -> tuple[int, list[str]]:
-    """The timestamp and every v1 signature (several may be sent while a secret changes)."""
+# Bounds that no genuine header comes near: past them, parsing could only be made to work hard
+# (a timestamp of thousands of digits, thousands of signatures) or to overflow.
+_MAX_HEADER = 4096
+_TIMESTAMP = re.compile(r"[0-9]{1,12}")
+_SIGNATURE = re.compile(r"[0-9a-f]{64}")
+
+
+def _parse(header: object) -> tuple[int, list[str]]:
+    """The timestamp and every v1 signature (several may be sent while a secret changes).
+
+    Anything but the exact ASCII shape `t=<digits>,v1=<64 hex>[,v1=...]` (other schemes
+    ignored) is a `MalformedHeader`, whatever its type: the header comes from the network."""
+    if header is None:
+        raise MalformedHeader("L'en-tête de signature est absent.")
+    if not isinstance(header, str):
+        raise MalformedHeader(
+            f"L'en-tête de signature doit être une chaîne (str), pas {type(header).__name__}."
+        )
+    if not header:
+        raise MalformedHeader("L'en-tête de signature est vide.")
+    if len(header) > _MAX_HEADER or not header.isascii():
+        raise MalformedHeader("L'en-tête de signature est trop long ou n'est pas en ASCII.")
     timestamp: int | None = None
     signatures: list[str] = []
     for item in header.split(","):
@@ -63,11 +84,14 @@ def _parse(header: str) -> tuple[int, list[str]]:
         if not sep:
             raise MalformedHeader(f"Élément sans '=' dans l'en-tête de signature : {item!r}.")
         if key == "t":
-            try:
-                timestamp = int(value)
-            except ValueError:
-                raise MalformedHeader("L'horodatage t n'est pas un entier.") from None
+            if timestamp is not None:
+                raise MalformedHeader("L'horodatage t apparaît plusieurs fois.")
+            if not _TIMESTAMP.fullmatch(value):
+                raise MalformedHeader("L'horodatage t n'est pas un entier positif.")
+            timestamp = int(value)
         elif key == SCHEME:
+            if not _SIGNATURE.fullmatch(value):
+                raise MalformedHeader("Une signature v1 n'est pas un HMAC-SHA256 hexadécimal.")
             signatures.append(value)
     if timestamp is None:
         raise MalformedHeader("L'en-tête de signature n'a pas d'horodatage t.")
@@ -76,9 +100,24 @@ def _parse(header: str) -> tuple[int, list[str]]:
     return timestamp, signatures
 
 
+def _payload(raw_body: object) -> bytes:
+    if isinstance(raw_body, bytes | bytearray | memoryview):
+        return bytes(raw_body)
+    if isinstance(raw_body, str):
+        try:
+            # Gives back the bytes of a body decoded with errors="surrogateescape".
+            return raw_body.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            raise MalformedPayload("Le corps reçu n'est pas un texte encodable.") from None
+    raise TypeError(
+        "raw_body doit être le corps brut reçu (bytes ou str), avant tout décodage JSON ; "
+        f"reçu : {type(raw_body).__name__}."
+    )
+
+
 def verify(
     raw_body: bytes | str,
-    signature_header: str,
+    signature_header: str | None,
     secret: str,
     tolerance: int = DEFAULT_TOLERANCE,
     now: float | None = None,
@@ -86,11 +125,18 @@ def verify(
     """Checks the signature of a notification and returns the parsed event.
 
     `raw_body` must be the bytes exactly as received, before any JSON parsing. Raises a
-    `WebhookVerificationError` subclass when the notification must be rejected.
+    `WebhookVerificationError` subclass when the notification must be rejected, whatever
+    the header holds (absent, not a str, not ASCII, malformed).
+
+    Raises `TypeError` when `raw_body` is not bytes or str or `secret` is not a str, and
+    `ValueError` when `secret` is empty: these are bugs of the calling code, not bad
+    notifications, and must not pass for a rejected forgery.
     """
-    payload = raw_body.encode() if isinstance(raw_body, str) else raw_body
-    if not signature_header:
-        raise MalformedHeader("L'en-tête de signature est absent.")
+    if not isinstance(secret, str):
+        raise TypeError(f"secret doit être une chaîne (str), pas {type(secret).__name__}.")
+    if not secret:
+        raise ValueError("secret est vide : toute signature faite sans secret passerait.")
+    payload = _payload(raw_body)
     timestamp, signatures = _parse(signature_header)
     expected = compute_signature(payload, secret, timestamp)
     # Constant-time comparison: no timing hint on how much of a forged signature matched.

@@ -30,7 +30,11 @@ def as_asyncpg(url: str) -> str:
 
 
 def make_engine(url: str, pool_size: int = 20) -> AsyncEngine:
-    return create_async_engine(url, pool_size=pool_size, max_overflow=20, pool_pre_ping=False)
+    # hide_parameters: a failing statement's error text (logged) would carry the values bound
+    # to it: phone numbers, customers' names, key digests.
+    return create_async_engine(
+        url, pool_size=pool_size, max_overflow=20, pool_pre_ping=False, hide_parameters=True
+    )
 
 
 def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

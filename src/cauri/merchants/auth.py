@@ -23,7 +23,7 @@ class Caller:
 # Built once (every request runs it): a statement built per request computes its cache key
 # again each time.
 _CALLER = (
-    select(ApiKey.livemode, ApiKey.expires_at, Merchant.id, Merchant.status)
+    select(ApiKey.livemode, ApiKey.expires_at, ApiKey.revoked_at, Merchant.id, Merchant.status)
     .join(Merchant, Merchant.id == ApiKey.merchant_id)
     .where(ApiKey.key_hash == bindparam("digest"))
 )
@@ -39,7 +39,10 @@ async def authenticate(request: Request, session: SessionDep, runtime: RuntimeDe
     row = (await session.execute(_CALLER, {"digest": keys.digest(key)})).one_or_none()
     if row is None:
         raise Unauthorized()
-    livemode, expires_at, merchant_id, status = row
+    livemode, expires_at, revoked_at, merchant_id, status = row
+    # Read on every request, never cached: a revocation holds on running servers at once.
+    if revoked_at is not None:
+        raise Unauthorized()
     if expires_at is not None and expires_at <= runtime.clock.now():
         raise KeyExpired()
     if livemode and status != "active":

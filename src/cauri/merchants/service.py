@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -20,6 +23,8 @@ from cauri.operators import catalogue
 from cauri.platform.service import check_currency, fixed_column
 
 WEBHOOK_SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
+# api_keys.id is a bigint: anything longer could not be one, and would overflow the query.
+_KEY_ID = re.compile(r"[0-9]{1,18}")
 
 
 def new_webhook_secret() -> str:
@@ -91,6 +96,46 @@ class MerchantService:
         )
         await session.flush()
         return key
+
+    async def list_keys(self, session: AsyncSession, merchant_id: str) -> Sequence[ApiKey]:
+        await self.get(session, merchant_id)
+        statement = select(ApiKey).where(ApiKey.merchant_id == merchant_id).order_by(ApiKey.id)
+        return (await session.scalars(statement)).all()
+
+    async def revoke_key(self, session: AsyncSession, key_id: str, *, now: datetime) -> ApiKey:
+        """Refuses the key from now on; revoking it again keeps the first revocation time."""
+        key = await session.get(ApiKey, int(key_id)) if _KEY_ID.fullmatch(key_id) else None
+        if key is None:
+            raise NotFound(f"Clé introuvable : {key_id}.")
+        if key.revoked_at is None:
+            key.revoked_at = now
+            await session.flush()
+        return key
+
+    async def rotate_key(
+        self,
+        session: AsyncSession,
+        merchant_id: str,
+        *,
+        livemode: bool,
+        grace: timedelta,
+        now: datetime,
+    ) -> str:
+        """A new key; the merchant's other usable keys of that mode expire after `grace`
+        (never later than they already would)."""
+        await self.get(session, merchant_id)
+        deadline = now + grace
+        await session.execute(
+            update(ApiKey)
+            .where(
+                ApiKey.merchant_id == merchant_id,
+                ApiKey.livemode == livemode,
+                ApiKey.revoked_at.is_(None),
+                or_(ApiKey.expires_at.is_(None), ApiKey.expires_at > now),
+            )
+            .values(expires_at=func.least(func.coalesce(ApiKey.expires_at, deadline), deadline))
+        )
+        return await self.create_key(session, merchant_id, livemode=livemode, now=now)
 
     async def set_status(self, session: AsyncSession, merchant_id: str, status: str) -> Merchant:
         _check_status(status)

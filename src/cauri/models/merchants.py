@@ -38,6 +38,7 @@ class ApiKey(Base):
     key_hash: Mapped[str] = mapped_column(String, unique=True)
     key_hint: Mapped[str]
     expires_at: Mapped[datetime | None]
+    revoked_at: Mapped[datetime | None]
     created_at: Mapped[datetime]
 
 
