@@ -148,6 +148,11 @@ async def expect_no_starvation(scene: Scene) -> None:
 
     started = time.monotonic()
     async with unit_of_work(real.sessionmaker) as session:
+        # The expiry job expires a plan only once its expires_at has passed: bring it forward.
+        await session.execute(
+            text("UPDATE installment_plans SET expires_at = :now WHERE id = CAST(:id AS uuid)"),
+            {"now": real.clock.now(), "id": plan["reference"]},
+        )
         await queue.enqueue(
             session, EXPIRE_JOB, {"plan_id": plan["reference"]}, livemode=True, now=real.clock.now()
         )
