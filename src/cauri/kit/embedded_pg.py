@@ -175,6 +175,8 @@ def _with_runnable_programs(layout: Layout, account: pwd.struct_passwd | None) -
     PostgreSQL installation inside the data directory, renewed when the wheel's differs."""
     if account is None or _runnable(layout.programs, account):
         return layout
+    if not _can_enter(layout.root, account):
+        raise EmbeddedPostgresError(f"{account.pw_name} cannot reach {layout.root}.{_ROOT_HINT}")
     # The programs find their libraries by a path relative to themselves (RPATH $ORIGIN/...):
     # the copy keeps the installation and the wheel's `.libs` folder side by side, as they are.
     site = PROGRAMS.parents[2]
@@ -203,6 +205,17 @@ def _runnable(programs: Path, account: pwd.struct_passwd) -> bool:
     except PermissionError:
         return False
     return True
+
+
+def _can_enter(directory: Path, account: pwd.struct_passwd) -> bool:
+    done = subprocess.run(  # noqa: S603 (a fixed program, our own path)
+        [shutil.which("test") or "/usr/bin/test", "-x", str(directory)],
+        check=False,
+        user=account.pw_uid,
+        group=account.pw_gid,
+        extra_groups=[],
+    )
+    return done.returncode == 0
 
 
 def _version(programs: Path) -> str:
