@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import socket
 import threading
 from collections.abc import Callable
@@ -36,6 +37,11 @@ async def make_merchant(
     async with unit_of_work(runtime.sessionmaker) as session:
         new = await merchants.create(session, name=name, status=status, now=runtime.clock.now())
     return MerchantKeys(new.merchant.id, new.test_key, new.live_key)
+
+
+def with_settings(runtime: Runtime, **changes: Any) -> Runtime:
+    """The same database and clock, other settings (e.g. a short timeout)."""
+    return dataclasses.replace(runtime, settings=runtime.settings.model_copy(update=changes))
 
 
 def momo_body(**overrides: Any) -> dict[str, Any]:

@@ -7,8 +7,8 @@ import httpx
 import pytest
 
 from cauri.runtime import Runtime
-from tests.support import assert_error, make_merchant, momo_body, scalar
-from tests.webhooks.builders import api_client, with_settings
+from tests.support import assert_error, make_merchant, momo_body, scalar, with_settings
+from tests.webhooks.builders import api_client
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import httpx
@@ -81,15 +80,10 @@ async def attempts(runtime: Runtime, delivery_id: str) -> list[dict[str, Any]]:
         return [dict(row._mapping) for row in rows]
 
 
-def with_settings(runtime: Runtime, **changes: Any) -> Runtime:
-    """The same database and clock, other settings (e.g. a short timeout)."""
-    return dataclasses.replace(runtime, settings=runtime.settings.model_copy(update=changes))
-
-
 def api_client(runtime: Runtime) -> httpx.AsyncClient:
     """A client on an app of its own (e.g. with other settings); use as `async with`."""
     transport = httpx.ASGITransport(app=create_app(runtime), raise_app_exceptions=False)
-    return httpx.AsyncClient(transport=transport, base_url="http://testserver")
+    return httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1")
 
 
 def worker_for(runtime: Runtime) -> Worker:

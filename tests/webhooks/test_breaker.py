@@ -12,8 +12,8 @@ from sqlalchemy import text
 
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
-from tests.support import make_merchant
-from tests.webhooks.builders import send_test, set_endpoint, with_settings, worker_for
+from tests.support import make_merchant, with_settings
+from tests.webhooks.builders import send_test, set_endpoint, worker_for
 from tests.webhooks.receiver import Answer, Receiver
 
 THRESHOLD = 3

@@ -18,7 +18,7 @@ from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
 from cauri.webhooks import delivery
 from cauri.worker.runner import Worker
-from tests.support import free_port, make_merchant, scalar
+from tests.support import free_port, make_merchant, scalar, with_settings
 from tests.webhooks.builders import (
     api_client,
     attempts,
@@ -27,7 +27,6 @@ from tests.webhooks.builders import (
     run_schedule,
     send_test,
     set_endpoint,
-    with_settings,
     worker_for,
 )
 from tests.webhooks.receiver import Answer, Receiver

@@ -6,8 +6,8 @@ import httpx
 import pytest
 
 from cauri.runtime import Runtime
-from tests.support import assert_error, make_merchant
-from tests.webhooks.builders import ENDPOINT, api_client, set_endpoint, with_settings
+from tests.support import assert_error, make_merchant, with_settings
+from tests.webhooks.builders import ENDPOINT, api_client, set_endpoint
 
 
 async def get_endpoint(client: httpx.AsyncClient, headers: dict[str, str]) -> dict[str, str | None]:

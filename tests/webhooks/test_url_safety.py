@@ -13,8 +13,8 @@ import pytest
 
 from cauri.runtime import Runtime
 from cauri.webhooks import url_safety
-from tests.support import assert_error, make_merchant
-from tests.webhooks.builders import ENDPOINT, api_client, with_settings
+from tests.support import assert_error, make_merchant, with_settings
+from tests.webhooks.builders import ENDPOINT, api_client
 
 REFUSED = [
     # IPv4 special-purpose registry

@@ -4,7 +4,6 @@ handlers record their writes (so a rolled-back run leaves no row)."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -54,10 +53,6 @@ async def runs(runtime: Runtime, key: str) -> list[str]:
             text("SELECT run FROM test_job_runs WHERE job_key = :key"), {"key": key}
         )
         return list(found.scalars())
-
-
-def with_settings(runtime: Runtime, **settings: Any) -> Runtime:
-    return dataclasses.replace(runtime, settings=runtime.settings.model_copy(update=settings))
 
 
 async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 5) -> Any:  # noqa: ASYNC109

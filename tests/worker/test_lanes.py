@@ -19,7 +19,8 @@ from cauri.webhooks import DELIVER_JOB
 from cauri.worker import lanes, queue
 from cauri.worker.handlers import Handler
 from cauri.worker.runner import Worker
-from tests.worker.builders import KIND, enqueue, eventually, job, job_count, with_settings
+from tests.support import with_settings
+from tests.worker.builders import KIND, enqueue, eventually, job, job_count
 
 MONEY = "payouts.send_approved"  # any kind but a delivery is a money job
 

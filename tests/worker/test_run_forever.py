@@ -14,8 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
 from cauri.worker.runner import LISTENER_NAME, Worker
-from tests.support import scalar
-from tests.worker.builders import KIND, enqueue, eventually, job_count, with_settings
+from tests.support import scalar, with_settings
+from tests.worker.builders import KIND, enqueue, eventually, job_count
 
 LISTENER_PID = (
     "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
