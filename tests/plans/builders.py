@@ -14,7 +14,7 @@ from cauri.ledger import accounts
 from cauri.ledger.service import balance
 from cauri.platform.service import update_settings
 from cauri.runtime import Runtime
-from tests.support import MerchantKeys, momo_body, scalar
+from tests.support import MerchantKeys, make_merchant, momo_body, scalar
 
 PLANS = "/api/v1/installment-plans"
 SETTLE_DELAY = 10  # CAURI_TEST_SETTLE_DELAY's default
@@ -38,6 +38,14 @@ async def create_plan(
     assert response.status_code == 201, response.text
     data: dict[str, Any] = response.json()["data"]
     return data
+
+
+async def penalised_plan(client: httpx.AsyncClient, runtime: Runtime) -> tuple[MerchantKeys, str]:
+    """A new merchant's plan of 10,000 XOF whose cancellation keeps a 10 % penalty."""
+    merchant = await make_merchant(runtime)
+    await set_plan_settings(runtime, plan_penalty_percent="10")
+    plan = await create_plan(client, merchant, target_amount=10_000)
+    return merchant, plan["reference"]
 
 
 async def pay(

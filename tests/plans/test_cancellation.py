@@ -26,6 +26,7 @@ from tests.plans.builders import (
     expire,
     fetch,
     pay,
+    penalised_plan,
     platform,
     set_plan_settings,
 )
@@ -181,10 +182,7 @@ async def test_refund_outcome_follows_the_last_four_digits(
     after_delay: str,
     reason: str | None,
 ) -> None:
-    merchant = await make_merchant(runtime)
-    await set_plan_settings(runtime, plan_penalty_percent="10")
-    plan = await create_plan(client, merchant, target_amount=10_000)
-    reference = plan["reference"]
+    merchant, reference = await penalised_plan(client, runtime)
     if number.endswith("0001"):
         # No instalment from a number ending 0001 can succeed in test mode (refused at
         # initiation); the refund's number is the last succeeded instalment's, so this one
@@ -237,10 +235,7 @@ async def test_refund_goes_to_the_last_succeeded_instalment(
 async def test_card_paid_plan_fails_on_cancel_for_manual_handling(
     client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock, worker: Worker
 ) -> None:
-    merchant = await make_merchant(runtime)
-    await set_plan_settings(runtime, plan_penalty_percent="10")
-    plan = await create_plan(client, merchant, target_amount=10_000)
-    reference = plan["reference"]
+    merchant, reference = await penalised_plan(client, runtime)
     await paid_instalment(client, merchant, reference, "22997000000", 1_000)
     clock.advance(1)
     card = await client.post(
@@ -449,10 +444,7 @@ async def test_a_pending_instalment_that_fails_is_not_refunded(
 async def test_expiry_runs_at_expires_at_on_the_clock(
     client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock, worker: Worker
 ) -> None:
-    merchant = await make_merchant(runtime)
-    await set_plan_settings(runtime, plan_penalty_percent="10")
-    plan = await create_plan(client, merchant, target_amount=10_000)
-    reference = plan["reference"]
+    merchant, reference = await penalised_plan(client, runtime)
     await paid_instalment(client, merchant, reference, "22997000000", 1_000)
     clock.advance(days=60, seconds=-1)
     await worker.drain()
@@ -507,10 +499,7 @@ async def test_expire_helper_runs_the_expiry_now(
 async def test_an_instalment_past_expires_at_is_refused_and_the_plan_expires_at_once(
     client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock, worker: Worker
 ) -> None:
-    merchant = await make_merchant(runtime)
-    await set_plan_settings(runtime, plan_penalty_percent="10")
-    plan = await create_plan(client, merchant, target_amount=10_000)
-    reference = plan["reference"]
+    merchant, reference = await penalised_plan(client, runtime)
     await paid_instalment(client, merchant, reference, "22997000000", 1_000)
     clock.advance(days=60)  # expires_at; no worker has run the expiry job (lagging, --no-worker)
     error = assert_error(await pay(client, merchant, reference, amount=1_000), 409, "conflict")
@@ -530,10 +519,7 @@ async def test_an_instalment_past_expires_at_is_refused_and_the_plan_expires_at_
 async def test_a_cancel_past_expires_at_is_refused_and_the_plan_expires_instead(
     client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock, worker: Worker
 ) -> None:
-    merchant = await make_merchant(runtime)
-    await set_plan_settings(runtime, plan_penalty_percent="10")
-    plan = await create_plan(client, merchant, target_amount=10_000)
-    reference = plan["reference"]
+    merchant, reference = await penalised_plan(client, runtime)
     await paid_instalment(client, merchant, reference, "22997000000", 1_000)
     clock.advance(days=61)
     assert_error(await cancel(client, merchant, reference, "trop tard"), 409, "conflict")
