@@ -18,7 +18,6 @@ from cauri.events.endpoints import router as events_router
 from cauri.kit import error_handlers
 from cauri.kit.body_limit import BodyLimitMiddleware
 from cauri.kit.logging import configure as configure_logging
-from cauri.kit.nosniff import NoSniffMiddleware
 from cauri.kit.ratelimit import RateLimitMiddleware
 from cauri.payments.endpoints import router as payments_router
 from cauri.payments.endpoints import test_helpers as payment_test_helpers
@@ -34,10 +33,13 @@ from cauri.worker.handlers import all_handlers
 from cauri.worker.runner import Worker
 
 API_PREFIX = "/api/v1"
+NOSNIFF = (b"x-content-type-options", b"nosniff")
 
 
 class RequestIdMiddleware:
-    """Tags each request (and its log lines) with an id, returned as X-Request-Id.
+    """Tags each request (and its log lines) with an id, returned as X-Request-Id, and says
+    `X-Content-Type-Options: nosniff` on every response, errors and refusals included, so that
+    no browser runs a JSON or error body as a script or a page of another type.
 
     It also answers crashes: Starlette's last-resort handler sits outside every middleware,
     so its 500 would carry no request id and be logged after the id is unbound."""
@@ -57,7 +59,9 @@ class RequestIdMiddleware:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
-                message.setdefault("headers", []).append((b"x-request-id", request_id.encode()))
+                message.setdefault("headers", []).extend(
+                    [(b"x-request-id", request_id.encode()), NOSNIFF]
+                )
             await send(message)
 
         try:
@@ -117,7 +121,6 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
     app.add_middleware(BodyLimitMiddleware)
     app.add_middleware(RateLimitMiddleware, settings=runtime.settings)
     app.add_middleware(RequestIdMiddleware)
-    app.add_middleware(NoSniffMiddleware)
     return app
 
 
