@@ -1,11 +1,19 @@
-"""What Cauri asks of an operator (Mobile Money or card acquirer), whatever its network."""
+"""What Cauri asks of an operator (Mobile Money or card acquirer), whatever its network.
+
+An adapter is either offline (the test-mode simulator: it decides from the request alone and
+may be asked inside a database transaction) or a connector to an operator's network. A
+connector never raises for what the network does: a timeout, a reset, a 5xx or a 429 is an
+answer whose outcome is unknown (`unknown=True`, outcome pending), never a failure. Each
+HTTP exchange it had is handed back with the answer (`exchanges`) for the call protocol to
+record (cauri.calls).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class Outcome(StrEnum):
@@ -15,51 +23,93 @@ class Outcome(StrEnum):
 
 
 @dataclass(frozen=True)
+class Exchange:
+    """One HTTP exchange with an operator, as it is recorded: with no secret in it (no
+    Authorization or subscription key header, no token, no password)."""
+
+    action: str  # what was asked: "requesttopay", "requesttopay_status", "token", …
+    method: str
+    url: str
+    request_body: str | None
+    response_status: int | None  # None: no response (timeout, connection reset)
+    response_body: str | None
+    duration_ms: int
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class OperatorResult:
     outcome: Outcome
     # When pending: ask for the status again after this many seconds; None means the answer
-    # comes another way (the customer's action on a page, an operator callback) or never.
+    # comes another way (the customer's action on a page, an operator callback, the call
+    # protocol's poll schedule) or never.
     check_after: float | None = None
     operator_reference: str | None = None
     reason: str | None = None
+    # The operator did not say (timeout, reset, 5xx, 429): pending, to be asked again.
+    unknown: bool = False
+    # A status query answered that the operator does not know our reference: the request
+    # never reached it, and may be sent again under the same reference.
+    unknown_reference: bool = False
+    exchanges: tuple[Exchange, ...] = ()
 
 
 @dataclass(frozen=True)
 class Collection:
     """Money to take from a customer."""
 
+    # Our idempotency reference, sent to the operator (a UUID v4: MTN's X-Reference-Id).
     reference: str
     operator: str
-    amount: int
+    amount: int  # minor units of `currency`: what the customer is debited
     currency: str
     phone_number: str | None
     otp: str | None
+    description: str | None = None
+    # Where the operator should notify us about this request (None: no public URL known).
+    callback_url: str | None = None
 
 
 @dataclass(frozen=True)
 class Disbursement:
-    """Money to send to a beneficiary: a payout or a refund."""
+    """Money to send to a beneficiary: a payout, a refund, a plan's cancellation refund."""
 
-    reference: str
+    reference: str  # our idempotency reference, as for a Collection
     operator: str
-    amount: int
+    amount: int  # minor units of `currency`: what the beneficiary receives
     currency: str
     phone_number: str
     # The payer's wording for the beneficiary (spec: POST /payouts `reason`).
     reason: str | None = None
+    callback_url: str | None = None
+    # For a refund of one payment: the reference its collection was sent to the operator
+    # under (an operator with a refund operation refunds that transaction).
+    refund_of: str | None = None
 
 
 @dataclass(frozen=True)
 class CallbackUpdate:
-    """What an operator's own notification says about one of our collections."""
+    """What an operator's own notification says about one of our requests."""
 
-    reference: str  # the Collection's reference: the payment's
+    reference: str  # the reference the request was sent under
     result: OperatorResult
+    # False for an operator that does not sign its notifications (MTN): the notice is only a
+    # hint that a status query must follow; its result is never applied.
+    verified: bool = True
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """`cauri connectors check`: whether the account works, in plain words."""
+
+    ok: bool
+    detail: str
+    facts: Mapping[str, Any] | None = None  # what was read (balances, …)
 
 
 class OperatorAdapter(Protocol):
-    # True when `collect` engages no one and decides from the collection alone (the
-    # simulator): asking before the payment is recorded is then the same as asking after.
+    # True when the adapter engages no one and decides from the request alone (the
+    # simulator): it may be asked inside a transaction, even before the row is recorded.
     decides_offline: bool
 
     async def collect(self, collection: Collection) -> OperatorResult: ...
@@ -70,9 +120,17 @@ class OperatorAdapter(Protocol):
 
     async def disbursement_status(self, disbursement: Disbursement) -> OperatorResult: ...
 
+    async def refund(self, disbursement: Disbursement) -> OperatorResult: ...
+
+    async def refund_status(self, disbursement: Disbursement) -> OperatorResult: ...
+
     async def parse_callback(
         self, headers: Mapping[str, str], body: bytes
     ) -> CallbackUpdate | None:
-        """Verifies and reads a notification the operator sent us; None when it is not
-        authentic or not about a collection."""
+        """Reads a notification the operator sent us; None when it is not authentic or not
+        about one of our requests."""
         ...
+
+    async def check(self) -> CheckReport: ...
+
+    async def aclose(self) -> None: ...

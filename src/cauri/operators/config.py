@@ -1,0 +1,39 @@
+"""A connector account as a connector sees it, and what a connector kind declares.
+
+The platform's staff configure connector accounts (`cauri connectors add`); the stored
+account is decrypted into a `ConnectorConfig` and handed to its kind's `build`. The names of
+a kind's settings and secrets are part of the operator-facing contract (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from cauri.operators.protocol import OperatorAdapter
+
+ENVIRONMENTS = ("sandbox", "production")
+
+
+@dataclass(frozen=True)
+class ConnectorConfig:
+    name: str
+    kind: str
+    environment: str  # one of ENVIRONMENTS
+    base_url: str
+    settings: Mapping[str, str] = field(default_factory=dict)
+    secrets: Mapping[str, str] = field(default_factory=dict)  # decrypted, never logged
+    # Seconds for a whole exchange, and for its TCP connection within it.
+    timeout: float = 30.0
+    connect_timeout: float = 5.0
+
+
+@dataclass(frozen=True)
+class ConnectorKind:
+    name: str  # `mtn_momo`, …
+    settings: tuple[str, ...]  # every setting the kind reads (required unless in optional)
+    secrets: tuple[str, ...]  # every secret it reads (all required)
+    build: Callable[[ConnectorConfig], OperatorAdapter]
+    optional_settings: tuple[str, ...] = ()
+    # Operations it can carry, for `cauri routes set` to refuse a route it cannot.
+    operations: tuple[str, ...] = ("collect", "disburse", "refund")
