@@ -5,6 +5,7 @@ from cauri.models.events import Event, WebhookEndpoint
 from cauri.models.jobs import Job
 from cauri.models.ledger import LedgerAccount, LedgerPosting, LedgerTransaction
 from cauri.models.merchants import ApiKey, FeeRule, Merchant
+from cauri.models.operations import OperatorExchange, OperatorOperation
 from cauri.models.payments import Payment
 from cauri.models.payouts import Payout
 from cauri.models.plans import InstallmentPlan
@@ -23,6 +24,8 @@ __all__ = [
     "LedgerPosting",
     "LedgerTransaction",
     "Merchant",
+    "OperatorExchange",
+    "OperatorOperation",
     "Payment",
     "Payout",
     "PlatformSettings",

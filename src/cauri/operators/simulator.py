@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from cauri.operators.protocol import (
     CallbackUpdate,
+    CheckReport,
     Collection,
     Disbursement,
     OperatorResult,
@@ -60,6 +61,18 @@ class Simulator:
 
     async def disbursement_status(self, disbursement: Disbursement) -> OperatorResult:
         return self._settle(disbursement.phone_number)
+
+    async def refund(self, disbursement: Disbursement) -> OperatorResult:
+        return self._initiate(disbursement.phone_number)
+
+    async def refund_status(self, disbursement: Disbursement) -> OperatorResult:
+        return self._settle(disbursement.phone_number)
+
+    async def check(self) -> CheckReport:
+        return CheckReport(ok=True, detail="Simulateur du mode test : aucun réseau.")
+
+    async def aclose(self) -> None:
+        pass
 
     async def parse_callback(
         self, headers: Mapping[str, str], body: bytes
