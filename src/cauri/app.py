@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cauri.balance.endpoints import router as balance_router
+from cauri.calls.endpoints import router as callbacks_router
 from cauri.catalogue.endpoints import router as catalogue_router
 from cauri.config import get_settings
 from cauri.events.endpoints import router as events_router
@@ -112,6 +113,7 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
         balance_router,
         webhooks_router,
         events_router,
+        callbacks_router,
     ):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(web_router)

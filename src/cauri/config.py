@@ -35,6 +35,12 @@ class Settings(BaseSettings):
     # Base URL customers reach the hosted payment page at. Required off loopback; on loopback
     # the server's own bound address (never the request's Host header).
     public_url: str | None = None
+    # Status queries of an operator request whose outcome is unknown: after these delays
+    # (seconds), then every operator_poll_interval until operator_poll_horizon after the
+    # request, when it is flagged for manual review (never failed by guess).
+    operator_poll_delays: str = "30,120,600,3600"
+    operator_poll_interval: float = 6 * 3600.0
+    operator_poll_horizon: float = 7 * 86400.0
     log_json: bool = False
     # Set by `cauri serve --no-worker`; read by each server process.
     run_worker: bool = True
@@ -45,7 +51,7 @@ class Settings(BaseSettings):
     # a real `cauri worker` on test-only kinds).
     extra_job_handlers: str | None = None
 
-    @field_validator("webhook_retry_delays")
+    @field_validator("webhook_retry_delays", "operator_poll_delays")
     @classmethod
     def _delays_are_numbers(cls, value: str) -> str:
         [float(part) for part in value.split(",") if part.strip()]
@@ -53,7 +59,15 @@ class Settings(BaseSettings):
 
     @property
     def retry_delays(self) -> list[float]:
-        return [float(part) for part in self.webhook_retry_delays.split(",") if part.strip()]
+        return _seconds(self.webhook_retry_delays)
+
+    @property
+    def poll_delays(self) -> list[float]:
+        return _seconds(self.operator_poll_delays)
+
+
+def _seconds(listed: str) -> list[float]:
+    return [float(part) for part in listed.split(",") if part.strip()]
 
 
 @lru_cache

@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.operators.protocol import OperatorAdapter
 from cauri.operators.simulator import Simulator
+
+SIMULATOR = "simulator"
+IN_PROCESS = "adapter:"
+
+
+@dataclass(frozen=True)
+class Routed:
+    connector: str
+    adapter: OperatorAdapter
 
 
 class OperatorRegistry:
@@ -23,3 +35,18 @@ class OperatorRegistry:
         if not livemode:
             return self.simulator
         return self.live_adapters.get(operator.lower())
+
+    async def route(
+        self, session: AsyncSession, operator: str, action: str, livemode: bool
+    ) -> Routed | None:
+        if not livemode:
+            return Routed(SIMULATOR, self.simulator)
+        adapter = self.live_adapters.get(operator.lower())
+        return None if adapter is None else Routed(IN_PROCESS + operator.lower(), adapter)
+
+    async def by_name(self, session: AsyncSession, connector: str) -> Routed | None:
+        if connector == SIMULATOR:
+            return Routed(SIMULATOR, self.simulator)
+        code = connector.removeprefix(IN_PROCESS).lower()
+        adapter = self.live_adapters.get(code)
+        return None if adapter is None else Routed(IN_PROCESS + code, adapter)

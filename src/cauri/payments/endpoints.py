@@ -54,18 +54,6 @@ async def get_payment(reference: str, caller: CallerDep, session: SessionDep) ->
     return ok(payment_object(await payments.get(session, caller, reference)))
 
 
-@router.post("/operator-callbacks/{operator}")
-async def operator_callback(
-    operator: str, request: Request, session: SessionDep, runtime: RuntimeDep
-) -> dict[str, Any]:
-    """Where a live operator notifies a collection's outcome. No merchant key: the adapter
-    authenticates the operator (its signature, its shared secret)."""
-    await payments.receive_callback(
-        session, runtime, operator, request.headers, await request.body()
-    )
-    return ok({"received": True})
-
-
 async def _decide(
     reference: str, outcome: Outcome, caller: CallerDep, session: SessionDep, runtime: RuntimeDep
 ) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -12,8 +12,10 @@ from sqlalchemy import or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.calls import service as calls
+from cauri.calls.requests import Action
 from cauri.events import service as events
-from cauri.kit.errors import Conflict, NotFound, PaymentFailed, ServerError, Unauthorized
+from cauri.kit.errors import Conflict, NotFound, PaymentFailed, ServerError
 from cauri.kit.ids import parse_uuid, short_identifier
 from cauri.kit.pagination import Page, paginate
 from cauri.ledger import accounts
@@ -21,7 +23,6 @@ from cauri.ledger.service import Entry, transfer
 from cauri.merchants.auth import Caller
 from cauri.merchants.contract import payment_terms
 from cauri.models import Payment
-from cauri.operators import catalogue
 from cauri.operators.protocol import Collection, OperatorResult, Outcome
 from cauri.payments import rules
 from cauri.payments.schemas import PaymentCreate, PaymentFields, payment_object
@@ -35,7 +36,10 @@ EXPIRE_CARD_JOB = "payments.expire_card"
 CARD_EXPIRED_REASON = "card_payment_expired"
 
 
-def _collection(payment: Payment, otp: str | None = None) -> Collection:
+def _collection(
+    payment: Payment, otp: str | None = None, callback_url: str | None = None
+) -> Collection:
+    """A payment's id is the reference its collection is sent to the operator under."""
     return Collection(
         reference=str(payment.id),
         operator=payment.operator,
@@ -43,6 +47,8 @@ def _collection(payment: Payment, otp: str | None = None) -> Collection:
         currency=payment.currency,
         phone_number=payment.phone_number,
         otp=otp,
+        description=payment.description,
+        callback_url=callback_url,
     )
 
 
@@ -227,11 +233,17 @@ class PaymentService:
         """Engages the operator, unless `answer` is its answer already recorded with the
         payment, and applies it; a refusal at initiation is recorded, then raised (402)."""
         if answer is None:
-            adapter = runtime.operators.adapter(payment.operator, payment.livemode)
-            assert adapter is not None  # payment_terms refused modes without an adapter
-            await self.apply(
-                session, runtime, payment, await adapter.collect(_collection(payment, otp))
+            routed = await runtime.operators.route(
+                session, payment.operator, Action.COLLECT, payment.livemode
             )
+            assert routed is not None  # payment_terms refused modes without a route
+            collection = _collection(
+                payment, otp, calls.callback_url(runtime, routed.connector, str(payment.id))
+            )
+            subject = calls.Subject("payment", str(payment.id))
+            await calls.engage(session, runtime, routed, subject, Action.COLLECT, collection)
+            # Applied by the call (or by whatever answer got there first): as it stands now.
+            await session.refresh(payment)
         else:
             await self.apply(session, runtime, payment, answer, recorded=True)
         if payment.status == Outcome.FAILED:
@@ -415,30 +427,6 @@ class PaymentService:
                 return
         await self.settle(session, runtime, payment, Outcome.FAILED, CARD_EXPIRED_REASON)
 
-    async def receive_callback(
-        self,
-        session: AsyncSession,
-        runtime: Runtime,
-        operator: str,
-        headers: Mapping[str, str],
-        body: bytes,
-    ) -> None:
-        """An operator's notification about a live collection. Operators repeat their
-        notifications: one about a payment already settled changes nothing."""
-        mode = catalogue.find(operator)
-        adapter = runtime.operators.adapter(mode.operator, livemode=True) if mode else None
-        if mode is None or adapter is None:
-            raise NotFound("Aucun opérateur configuré sous ce code.")
-        update = await adapter.parse_callback(headers, body)
-        if update is None:
-            raise Unauthorized("Notification d'opérateur non authentifiée ou illisible.")
-        payment_id = parse_uuid(update.reference)
-        payment = await self.lock(session, payment_id) if payment_id else None
-        if payment is None or not payment.livemode or payment.operator != mode.operator:
-            raise NotFound("Paiement introuvable.")
-        if payment.status == Outcome.PENDING:
-            await self.apply(session, runtime, payment, update.result)
-
     async def force_outcome(
         self,
         session: AsyncSession,
@@ -458,3 +446,15 @@ class PaymentService:
 
 
 payments = PaymentService()
+
+
+async def _apply_answer(
+    session: AsyncSession, runtime: Runtime, reference: str, result: OperatorResult
+) -> None:
+    """An operator's answer about a payment's collection, applied if it still waits."""
+    payment = await payments.lock(session, uuid.UUID(reference))
+    if payment is not None and payment.status == Outcome.PENDING:
+        await payments.apply(session, runtime, payment, result)
+
+
+calls.register("payment", _apply_answer)

@@ -15,6 +15,7 @@ Handler = Callable[[AsyncSession, Runtime, dict[str, Any]], Awaitable[None]]
 
 
 def all_handlers() -> Mapping[str, Handler]:
+    from cauri.calls.tasks import HANDLERS as call_handlers
     from cauri.payments.tasks import HANDLERS as payment_handlers
     from cauri.payouts.tasks import HANDLERS as payout_handlers
     from cauri.plans.tasks import HANDLERS as plan_handlers
@@ -22,6 +23,7 @@ def all_handlers() -> Mapping[str, Handler]:
     from cauri.webhooks.tasks import HANDLERS as webhook_handlers
 
     return {
+        **call_handlers,
         **payment_handlers,
         **payout_handlers,
         **plan_handlers,

@@ -20,6 +20,7 @@ import asyncpg
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
 
+from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
 from cauri.worker import lanes, queue
 from cauri.worker.handlers import Handler
@@ -185,7 +186,9 @@ class Worker:
         try:
             if handler is None:
                 raise LookupError(f"no handler for job kind {job.kind!r}")
-            async with self.runtime.sessionmaker() as session, session.begin():
+            # A handler may commit part way (the call protocol commits what it records
+            # before an operator is called): the job completes in its last transaction.
+            async with unit_of_work(self.runtime.sessionmaker) as session:
                 await handler(session, self.runtime, job.payload)
                 await queue.complete(session, job)
         except queue.LeaseLost:

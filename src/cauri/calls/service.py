@@ -1,0 +1,363 @@
+"""The operator call protocol: record → commit → call → apply (DESIGN, live money).
+
+A request to an operator's network is first recorded as an operation (its id is the
+idempotency reference the operator is sent), with the first status query already queued,
+and committed; then it is sent with no transaction open and no row locked; its answer is
+recorded (every exchange, secrets already removed by the adapter) and applied in a new
+transaction. A final status is set once: whichever of the call, a status query or a
+verified callback gets there first settles the operation and hands the outcome to its
+subject's domain (`register`); the others change nothing.
+
+An answer that says nothing (timeout, reset, 5xx, 429) leaves the operation pending: status
+queries follow on a schedule (CAURI_OPERATOR_POLL_DELAYS, then every
+operator_poll_interval), and once operator_poll_horizon has passed it is flagged for a
+person, never failed by guess. A status query that finds the operator never heard of the
+request sends it again under the same reference, which the operator deduplicates.
+
+An offline adapter (the test-mode simulator) decides without a network: it is asked inside
+the caller's transaction and leaves no operation behind.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+import structlog
+from sqlalchemy import select, text, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.calls import requests, schedule
+from cauri.calls.requests import Action, Request
+from cauri.kit.errors import NotFound, Unauthorized
+from cauri.kit.ids import parse_uuid
+from cauri.models import OperatorExchange, OperatorOperation
+from cauri.operators.protocol import Exchange, OperatorResult, Outcome
+from cauri.operators.registry import Routed
+from cauri.runtime import Runtime
+from cauri.worker import queue
+
+log = structlog.get_logger("cauri.calls")
+
+
+class UnknownCallback(NotFound):
+    """About no request of this connector: answered 404, and kept on record."""
+
+    keeps_writes = True
+
+
+class UnreadableCallback(Unauthorized):
+    """Not authentic or not readable: answered 401, and kept on record."""
+
+    keeps_writes = True
+
+POLL_JOB = "calls.poll"
+
+# What a subject's domain does with a settled or still pending answer about it: locks its
+# row and applies the answer if the row still waits for one.
+Apply = Callable[[AsyncSession, Runtime, str, OperatorResult], Awaitable[None]]
+_APPLY: dict[str, Apply] = {}
+
+
+@dataclass(frozen=True)
+class Subject:
+    kind: str  # payment | payout | refund | plan_refund
+    reference: str
+
+
+def register(kind: str, apply: Apply) -> None:
+    """A domain says how an operator's answer about one of its rows is applied."""
+    _APPLY[kind] = apply
+
+
+def callback_url(runtime: Runtime, connector: str, reference: str) -> str | None:
+    """Where the operator notifies us about one request: only behind a public URL."""
+    base = runtime.settings.public_url
+    if base is None:
+        return None
+    return f"{base.rstrip('/')}/api/v1/operator-callbacks/{connector}/{reference}"
+
+
+async def engage(
+    session: AsyncSession,
+    runtime: Runtime,
+    routed: Routed,
+    subject: Subject,
+    action: Action,
+    request: Request,
+) -> OperatorResult:
+    """Sends `request` through `routed` and applies the answer to `subject`.
+
+    Offline: asked now, in the caller's transaction, and applied there. Network: the
+    caller's writes so far are committed with the operation (record → commit), the request
+    is sent outside any transaction (call), and the answer is applied in a new one (apply).
+    An operation already recorded for this subject and action (a job run twice) is not sent
+    again: its status queries settle it. The caller re-reads its row afterwards.
+    """
+    if routed.adapter.decides_offline:
+        result = await requests.send(routed.adapter, action, request)
+        await _APPLY[subject.kind](session, runtime, subject.reference, result)
+        return result
+    operation_id = await _record(session, runtime, routed, subject, action, request)
+    if operation_id is None:
+        return OperatorResult(Outcome.PENDING)
+    await session.commit()
+    result = await requests.send(routed.adapter, action, request)
+    await _exchanges(session, runtime, routed.connector, operation_id, result.exchanges)
+    await session.execute(
+        update(OperatorOperation).where(OperatorOperation.id == operation_id).values(sent=True)
+    )
+    await _settle(session, runtime, operation_id, result)
+    return result
+
+
+async def _record(
+    session: AsyncSession,
+    runtime: Runtime,
+    routed: Routed,
+    subject: Subject,
+    action: Action,
+    request: Request,
+) -> uuid.UUID | None:
+    now = runtime.clock.now()
+    operation_id = uuid.UUID(request.reference)
+    statement = (
+        insert(OperatorOperation)
+        .values(
+            id=operation_id,
+            # Only live mode has network adapters: test mode's simulator is offline.
+            livemode=True,
+            connector=routed.connector,
+            operator=request.operator,
+            action=action.value,
+            subject=subject.kind,
+            subject_ref=subject.reference,
+            request=requests.encode(request),
+            created_at=now,
+            updated_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=["subject", "subject_ref", "action"])
+        .returning(OperatorOperation.id)
+    )
+    if (await session.scalars(statement)).one_or_none() is None:
+        return None
+    await _queue_poll(session, runtime, operation_id, polls_done=0, sent_at=now)
+    return operation_id
+
+
+async def _queue_poll(
+    session: AsyncSession,
+    runtime: Runtime,
+    operation_id: uuid.UUID,
+    *,
+    polls_done: int,
+    sent_at: datetime,
+) -> bool:
+    """Queues the next scheduled status query; False once the schedule has run out."""
+    settings, now = runtime.settings, runtime.clock.now()
+    due = schedule.next_poll(
+        polls_done=polls_done,
+        delays=settings.poll_delays,
+        interval=settings.operator_poll_interval,
+        horizon=settings.operator_poll_horizon,
+        sent_at=sent_at,
+        now=now,
+    )
+    if due is None:
+        return False
+    await queue.enqueue(
+        session,
+        POLL_JOB,
+        {"operation_id": str(operation_id), "scheduled": True},
+        livemode=True,
+        now=now,
+        delay=(due - now).total_seconds(),
+    )
+    return True
+
+
+async def _exchanges(
+    session: AsyncSession,
+    runtime: Runtime,
+    connector: str,
+    operation_id: uuid.UUID | None,
+    exchanges: tuple[Exchange, ...],
+) -> None:
+    now = runtime.clock.now()
+    session.add_all(
+        OperatorExchange(
+            operation_id=operation_id,
+            connector=connector,
+            action=exchange.action,
+            method=exchange.method,
+            url=exchange.url,
+            request_body=exchange.request_body,
+            response_status=exchange.response_status,
+            response_body=exchange.response_body,
+            duration_ms=exchange.duration_ms,
+            error=exchange.error,
+            created_at=now,
+        )
+        for exchange in exchanges
+    )
+    await session.flush()
+
+
+async def _settle(
+    session: AsyncSession, runtime: Runtime, operation_id: uuid.UUID, result: OperatorResult
+) -> None:
+    """Applies an answer about an operation: a final one once, whoever brings it."""
+    now = runtime.clock.now()
+    if result.outcome is Outcome.PENDING:
+        if result.operator_reference is not None:
+            await session.execute(
+                update(OperatorOperation)
+                .where(OperatorOperation.id == operation_id)
+                .values(operator_reference=result.operator_reference, updated_at=now)
+            )
+        return
+    settled = (
+        await session.execute(
+            update(OperatorOperation)
+            .where(OperatorOperation.id == operation_id, OperatorOperation.status == "pending")
+            .values(
+                status=result.outcome.value,
+                reason=result.reason,
+                operator_reference=text("coalesce(:reference, operator_reference)").bindparams(
+                    reference=result.operator_reference
+                ),
+                settled_at=now,
+                updated_at=now,
+            )
+            .returning(OperatorOperation.subject, OperatorOperation.subject_ref)
+        )
+    ).one_or_none()
+    if settled is None:
+        return  # settled already, by another answer
+    subject, subject_ref = settled
+    await _APPLY[subject](session, runtime, subject_ref, result)
+
+
+async def poll(
+    session: AsyncSession, runtime: Runtime, operation_id: uuid.UUID, *, scheduled: bool
+) -> None:
+    """A status query about a pending operation. A scheduled one queues the next (or flags
+    the operation for review once the schedule has run out); one prompted by a callback
+    only asks."""
+    operation = await session.get(OperatorOperation, operation_id)
+    if operation is None or operation.status != "pending":
+        return
+    routed = await runtime.operators.by_name(session, operation.connector)
+    action = Action(operation.action)
+    request = requests.decode(action, operation.request)
+    polls_done, sent_at = operation.polls, operation.created_at
+    await session.commit()  # nothing is held while the operator is asked
+    if routed is None:
+        # The connector account was removed: the outcome is still owed, ask later.
+        log.warning("calls.connector_missing", operation_id=str(operation_id))
+        result = OperatorResult(Outcome.PENDING, unknown=True)
+        connector = operation.connector
+    else:
+        connector = routed.connector
+        result = await requests.status(routed.adapter, action, request)
+        if result.unknown_reference:
+            # The operator never got it (we died before sending, or it was lost on the
+            # way): the same request again, under the same reference.
+            exchanges = result.exchanges
+            result = await requests.send(routed.adapter, action, request)
+            result = _with_exchanges(result, exchanges + result.exchanges)
+    await _exchanges(session, runtime, connector, operation_id, result.exchanges)
+    await _settle(session, runtime, operation_id, result)
+    if not scheduled or result.outcome is not Outcome.PENDING:
+        return
+    await session.execute(
+        update(OperatorOperation)
+        .where(OperatorOperation.id == operation_id)
+        .values(polls=OperatorOperation.polls + 1, updated_at=runtime.clock.now())
+    )
+    if not await _queue_poll(
+        session, runtime, operation_id, polls_done=polls_done + 1, sent_at=sent_at
+    ):
+        await _flag_for_review(session, runtime, operation_id)
+
+
+def _with_exchanges(result: OperatorResult, exchanges: tuple[Exchange, ...]) -> OperatorResult:
+    return replace(result, exchanges=exchanges)
+
+
+async def _flag_for_review(
+    session: AsyncSession, runtime: Runtime, operation_id: uuid.UUID
+) -> None:
+    await session.execute(
+        update(OperatorOperation)
+        .where(OperatorOperation.id == operation_id)
+        .values(review_required_at=runtime.clock.now())
+    )
+    log.warning("calls.review_required", operation_id=str(operation_id))
+
+
+async def receive_callback(
+    session: AsyncSession,
+    runtime: Runtime,
+    connector: str,
+    reference: str | None,
+    *,
+    method: str,
+    path: str,
+    headers: Mapping[str, str],
+    body: bytes,
+) -> None:
+    """An operator's notification. Recorded whatever it says. A verified one settles its
+    operation; an unverified one (MTN signs nothing) only prompts a status query, so a
+    forged notice can never mark anything paid. One about no pending operation of this
+    connector (unknown, already settled, a duplicate) changes nothing."""
+    routed = await runtime.operators.by_name(session, connector)
+    if routed is None or routed.adapter.decides_offline:
+        raise NotFound("Aucun opérateur configuré sous ce nom.")
+    update_ = await routed.adapter.parse_callback(headers, body)
+    named = reference or (update_.reference if update_ else None)
+    operation_id = parse_uuid(named) if named else None
+    operation = (
+        await session.scalars(
+            select(OperatorOperation).where(
+                OperatorOperation.id == operation_id,
+                OperatorOperation.connector == routed.connector,
+            )
+        )
+    ).one_or_none() if operation_id else None
+    await _exchanges(
+        session,
+        runtime,
+        routed.connector,
+        operation.id if operation else None,
+        (
+            Exchange(
+                action="callback",
+                method=method,
+                url=path,
+                request_body=body.decode("utf-8", "replace")[:16_384],
+                response_status=None,
+                response_body=None,
+                duration_ms=0,
+            ),
+        ),
+    )
+    if update_ is None and reference is None:
+        raise UnreadableCallback("Notification d'opérateur non authentifiée ou illisible.")
+    if operation is None:
+        raise UnknownCallback("Aucune opération de cet opérateur sous cette référence.")
+    if operation.status != "pending":
+        return
+    if update_ is not None and update_.verified and update_.reference == str(operation.id):
+        await _settle(session, runtime, operation.id, update_.result)
+        return
+    await queue.enqueue(
+        session,
+        POLL_JOB,
+        {"operation_id": str(operation.id), "scheduled": False},
+        livemode=True,
+        now=runtime.clock.now(),
+    )
