@@ -54,6 +54,7 @@ class UnreadableCallback(Unauthorized):
 
     keeps_writes = True
 
+
 POLL_JOB = "calls.poll"
 
 # What a subject's domain does with a settled or still pending answer about it: locks its
@@ -321,13 +322,17 @@ async def receive_callback(
     named = reference or (update_.reference if update_ else None)
     operation_id = parse_uuid(named) if named else None
     operation = (
-        await session.scalars(
-            select(OperatorOperation).where(
-                OperatorOperation.id == operation_id,
-                OperatorOperation.connector == routed.connector,
+        (
+            await session.scalars(
+                select(OperatorOperation).where(
+                    OperatorOperation.id == operation_id,
+                    OperatorOperation.connector == routed.connector,
+                )
             )
-        )
-    ).one_or_none() if operation_id else None
+        ).one_or_none()
+        if operation_id
+        else None
+    )
     await _exchanges(
         session,
         runtime,
