@@ -1,9 +1,12 @@
 """Money leaving a balance for an operator: payouts and refunds share this.
 
-At initiation the debit and the operator's first answer stand or fall together: the debit
-is written in a savepoint, the operator is asked, and a refusal rolls the savepoint back, so
-a refused disbursement leaves nothing taken (no debit and reversal pair either). Once the
-operator has accepted, a later failure is undone by the reverse transfer.
+With an offline adapter (the test-mode simulator) the debit and the operator's first answer
+stand or fall together: the debit is written in a savepoint, the operator is asked, and a
+refusal rolls the savepoint back, so a refused disbursement leaves nothing taken (no debit
+and reversal pair either). With an operator's network, the call protocol holds no lock
+across the call (cauri.calls): the debit is committed with the row before the request
+leaves, and a refusal, then or later, is undone by the reverse transfer; an unknown outcome
+keeps the money out until the operator's answer is known.
 
 `Flow` is the life of one such row after that: an operator's answer is applied (a final one
 finishes the row, a pending one is asked again later by a status job), and the final state
@@ -12,18 +15,22 @@ is recorded with its event and, for a failure after the debit, the re-credit.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.calls import service as calls
+from cauri.calls.requests import Action
 from cauri.events import service as events
 from cauri.kit.errors import CauriError, InsufficientFunds
 from cauri.ledger.service import Entry, Overdraft, transfer
 from cauri.operators.protocol import Disbursement, OperatorAdapter, OperatorResult, Outcome
+from cauri.operators.registry import Routed
 from cauri.runtime import Runtime
 from cauri.worker import queue
 
@@ -105,9 +112,13 @@ class Flow(Generic[Row]):
     """What differs between payouts and refunds; the mechanism is the methods."""
 
     model: type[Row]
-    kind: str  # the debit's ledger kind, `<kind>_reversal` its re-credit, `<kind>.*` events
-    check_job: str  # the status job, payload {"reference": ...}
+    kind: str  # the debit's ledger kind, `<kind>_reversal` its re-credit, `<kind>.*` events,
+    # and the subject kind of its operator calls
+    action: Action  # which route carries it
+    check_job: str  # the simulator's status job, payload {"reference": ...}
     entries: Callable[[Row], Sequence[Entry]]  # the debit
+    request: Callable[[Row], Disbursement]  # what the operator is asked to send
+    on_debited: Callable[[Row], None]  # records on the row that its debit is out
     describe: Callable[[Row], dict[str, Any]]  # the event's data
     failure: type[CauriError]  # the 402 when it cannot be sent: payout_failed, refund_failed
     unavailable: str  # its message when no adapter can send it
@@ -126,15 +137,29 @@ class Flow(Generic[Row]):
 
     async def initiate(
         self, session: AsyncSession, runtime: Runtime, row: Row, finish: Finish
-    ) -> OperatorResult:
-        """Debits and sends; returns the operator's answer once accepted (the row is then
-        debited). A balance that does not cover it is 402 insufficient_funds, whatever the
-        operator. A refusal, or no operator to send through, is finished failed with nothing
-        taken, then raised (`failure`)."""
+    ) -> OperatorResult | None:
+        """Debits and sends. A balance that does not cover it is 402 insufficient_funds,
+        whatever the operator. Offline, returns the operator's answer once accepted (the row
+        is then debited, the answer for the caller to apply); a refusal, or no operator to
+        send through, is finished failed with nothing taken, then raised (`failure`).
+        Through a network, the answer is applied by the call protocol (None is returned);
+        a refusal is raised once the row is failed and re-credited."""
+        routed = await runtime.operators.route(session, row.operator, self.action, row.livemode)
+        if routed is not None and not routed.adapter.decides_offline:
+            await debit(
+                session,
+                kind=self.kind,
+                reference=row.reference,
+                entries=self.entries(row),
+                at=runtime.clock.now(),
+            )
+            self.on_debited(row)
+            await self.send(session, runtime, routed, row)
+            return None
         result = await debit_and_disburse(
             session,
-            runtime.operators.adapter(row.operator, row.livemode),
-            disbursement(row),
+            routed.adapter if routed else None,
+            self.request(row),
             kind=self.kind,
             entries=self.entries(row),
             at=runtime.clock.now(),
@@ -145,7 +170,24 @@ class Flow(Generic[Row]):
         if result.outcome is Outcome.FAILED:
             await finish(Outcome.FAILED, result.reason)
             raise self.failure(self.refused)
+        self.on_debited(row)
         return result
+
+    async def send(self, session: AsyncSession, runtime: Runtime, routed: Routed, row: Row) -> None:
+        """Sends a debited row through an operator's network (record → commit → call →
+        apply); a refusal is raised once applied (the row failed, its debit re-credited)."""
+        await session.flush()
+        reference = str(uuid.uuid4())
+        request = replace(
+            self.request(row),
+            reference=reference,
+            callback_url=calls.callback_url(runtime, routed.connector, reference),
+        )
+        subject = calls.Subject(self.kind, row.reference)
+        await calls.engage(session, runtime, routed, subject, self.action, request)
+        await session.refresh(row)
+        if row.status == Outcome.FAILED:
+            raise self.failure(self.refused)
 
     async def apply(
         self,
@@ -179,7 +221,7 @@ class Flow(Generic[Row]):
         adapter = runtime.operators.adapter(row.operator, row.livemode)
         if adapter is None:
             return
-        result = await adapter.disbursement_status(disbursement(row))
+        result = await adapter.disbursement_status(self.request(row))
         await self.apply(session, runtime, row, result, finish)
 
     async def finish(

@@ -10,6 +10,7 @@ the beneficiary receives (`amount`), in the currency's minor unit.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -20,6 +21,8 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.calls import service as calls
+from cauri.calls.requests import Action
 from cauri.kit import phone
 from cauri.kit.errors import (
     Conflict,
@@ -39,7 +42,7 @@ from cauri.merchants.contract import PAYOUT, terms_for
 from cauri.models import Merchant, Payout
 from cauri.operators import catalogue
 from cauri.operators.catalogue import PaymentMode
-from cauri.operators.protocol import Outcome
+from cauri.operators.protocol import OperatorResult, Outcome
 from cauri.payouts import disbursing
 from cauri.payouts.schemas import PayoutCreate, Period, payout_object
 from cauri.runtime import Runtime
@@ -77,11 +80,18 @@ def _entries(payout: Payout) -> list[Entry]:
     return entries
 
 
+def _debited(payout: Payout) -> None:
+    payout.debited = True
+
+
 _FLOW = disbursing.Flow(
     model=Payout,
     kind="payout",
+    action=Action.DISBURSE,
     check_job=CHECK_STATUS_JOB,
     entries=_entries,
+    request=disbursing.disbursement,
+    on_debited=_debited,
     describe=payout_object,
     failure=PayoutFailed,
     unavailable="Le service de transfert de cet opérateur est indisponible.",
@@ -235,8 +245,8 @@ class PayoutService:
     async def _initiate(self, session: AsyncSession, runtime: Runtime, payout: Payout) -> None:
         finish = partial(self._finish, session, runtime, payout)
         result = await _FLOW.initiate(session, runtime, payout, finish)
-        payout.debited = True
-        await _FLOW.apply(session, runtime, payout, result, finish)
+        if result is not None:
+            await _FLOW.apply(session, runtime, payout, result, finish)
 
     async def _finish(
         self,
@@ -350,11 +360,19 @@ class PayoutService:
         payout = await _FLOW.lock(session, reference)
         if payout is None or payout.status != Outcome.PENDING or payout.approval != APPROVED:
             return
-        adapter = runtime.operators.adapter(payout.operator, payout.livemode)
-        if adapter is None:
+        routed = await runtime.operators.route(
+            session, payout.operator, Action.DISBURSE, payout.livemode
+        )
+        if routed is None:
             await self._finish(session, runtime, payout, Outcome.FAILED, "operator_unavailable")
             return
-        result = await adapter.disburse(disbursing.disbursement(payout))
+        if not routed.adapter.decides_offline:
+            # A refusal is recorded (the payout failed, re-credited): a job has no one to
+            # answer.
+            with contextlib.suppress(PayoutFailed):
+                await _FLOW.send(session, runtime, routed, payout)
+            return
+        result = await routed.adapter.disburse(disbursing.disbursement(payout))
         await _FLOW.apply(
             session, runtime, payout, result, partial(self._finish, session, runtime, payout)
         )
@@ -386,3 +404,17 @@ class PayoutService:
 
 
 payouts = PayoutService()
+
+
+async def _apply_answer(
+    session: AsyncSession, runtime: Runtime, reference: str, result: OperatorResult
+) -> None:
+    """An operator's answer about a payout's transfer, applied if it still waits."""
+    payout = await _FLOW.lock(session, reference)
+    if payout is not None and payout.status == Outcome.PENDING and payout.debited:
+        await _FLOW.apply(
+            session, runtime, payout, result, partial(payouts._finish, session, runtime, payout)
+        )
+
+
+calls.register("payout", _apply_answer)

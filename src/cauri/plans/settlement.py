@@ -27,11 +27,14 @@ that instant, still actively pending, begins its expiry there (the expiry job ma
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.calls import service as calls
+from cauri.calls.requests import Action
 from cauri.kit.money import percent_of
 from cauri.ledger import accounts
 from cauri.ledger.accounts import Account
@@ -43,6 +46,7 @@ from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
 from cauri.runtime import Runtime
 from cauri.worker import queue
 
+PLAN_REFUND = "plan_refund"  # the subject kind of a cancellation refund's operator call
 REFUND_JOB = "plans.refund"
 REFUND_STATUS_JOB = "plans.refund_status"
 REFUND_LATE_JOB = "plans.refund_late_instalment"
@@ -284,14 +288,35 @@ async def _start_refund(session: AsyncSession, runtime: Runtime, plan: Installme
         return
     # refund_amount > 0, so something was paid: begin_cancellation fixed where it goes.
     assert plan.refund_operator is not None
-    adapter = runtime.operators.adapter(plan.refund_operator, plan.livemode)
+    routed = await runtime.operators.route(
+        session, plan.refund_operator, Action.DISBURSE, plan.livemode
+    )
     if plan.refund_phone_number is None:
         _fail(plan, CARD_INSTALMENT)
-    elif adapter is None:
+    elif routed is None:
         _fail(plan, "no_disbursement_adapter")
+    elif routed.adapter.decides_offline:
+        await _apply(session, runtime, plan, await routed.adapter.disburse(_refund(plan)))
     else:
-        await _apply(session, runtime, plan, await adapter.disburse(_refund(plan)))
+        await session.flush()
+        reference = str(uuid.uuid4())
+        request = replace(
+            _refund(plan),
+            reference=reference,
+            callback_url=calls.callback_url(runtime, routed.connector, reference),
+        )
+        subject = calls.Subject(PLAN_REFUND, str(plan.id))
+        await calls.engage(session, runtime, routed, subject, Action.DISBURSE, request)
     await session.flush()
+
+
+async def apply_refund_answer(
+    session: AsyncSession, runtime: Runtime, plan_reference: str, result: OperatorResult
+) -> None:
+    """An operator's answer about a plan's cancellation refund, applied if it still waits."""
+    plan = await lock(session, uuid.UUID(plan_reference))
+    if plan is not None and _cancelling(plan) and plan.refund_amount is not None:
+        await _apply(session, runtime, plan, result)
 
 
 def _refund(plan: InstallmentPlan) -> Disbursement:
@@ -347,3 +372,6 @@ async def _apply(
             delay=result.check_after,
         )
     await session.flush()
+
+
+calls.register(PLAN_REFUND, apply_refund_answer)

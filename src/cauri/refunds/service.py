@@ -12,6 +12,7 @@ fail, its money stays in the escrow and the plan is failed for support.
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -19,6 +20,8 @@ from sqlalchemy import select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.calls import service as calls
+from cauri.calls.requests import Action
 from cauri.events import service as events
 from cauri.kit.errors import CauriError, Conflict, InvalidRequest, NotFound, RefundFailed
 from cauri.kit.ids import prefixed
@@ -28,7 +31,7 @@ from cauri.ledger.service import Entry
 from cauri.merchants.auth import Caller
 from cauri.models import Payment, Refund
 from cauri.operators import catalogue
-from cauri.operators.protocol import Outcome
+from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
 from cauri.payments.schemas import payment_object
 from cauri.payments.service import payments
 from cauri.payouts import disbursing
@@ -52,11 +55,20 @@ def _entries(refund: Refund) -> list[Entry]:
     return [Entry(_source(refund), -refund.amount), Entry(clearing, refund.amount)]
 
 
+def _request(refund: Refund) -> Disbursement:
+    """Paid back as a refund of the payment's own collection, where the operator has one."""
+    return replace(disbursing.disbursement(refund), refund_of=str(refund.payment_id))
+
+
 _FLOW = disbursing.Flow(
     model=Refund,
     kind="refund",
+    action=Action.REFUND,
     check_job=CHECK_STATUS_JOB,
     entries=_entries,
+    request=_request,
+    # Nothing to mark: a refund that reaches its operator's answer was always debited.
+    on_debited=lambda refund: None,
     describe=refund_object,
     failure=RefundFailed,
     unavailable="Le service de remboursement de cet opérateur est indisponible ; rien n'a été "
@@ -158,9 +170,10 @@ class RefundService:
     ) -> None:
         unsent = partial(self._finish, session, runtime, refund, payment)
         result = await _FLOW.initiate(session, runtime, refund, unsent)
-        await _FLOW.apply(
-            session, runtime, refund, result, self._debited(session, runtime, refund, payment)
-        )
+        if result is not None:
+            await _FLOW.apply(
+                session, runtime, refund, result, self._debited(session, runtime, refund, payment)
+            )
 
     def _debited(
         self, session: AsyncSession, runtime: Runtime, refund: Refund, payment: Payment
@@ -225,18 +238,41 @@ class RefundService:
     async def check_status(self, session: AsyncSession, runtime: Runtime, reference: str) -> None:
         """Asks the operator again about a pending refund (a delayed outcome). Locks the
         payment, then the refund: the order refund creation takes them in."""
-        payment_id = await session.scalar(
-            select(Refund.payment_id).where(Refund.reference == reference)
-        )
-        if payment_id is None:
+        locked = await self._lock(session, reference)
+        if locked is None:
             return
-        payment = await payments.lock(session, payment_id)
-        refund = await _FLOW.lock(session, reference)
-        if payment is None or refund is None or refund.status != Outcome.PENDING:
-            return
+        refund, payment = locked
         await _FLOW.recheck(
             session, runtime, refund, self._debited(session, runtime, refund, payment)
         )
 
+    async def _lock(self, session: AsyncSession, reference: str) -> tuple[Refund, Payment] | None:
+        """A pending refund and its payment, locked in the order refund creation takes them
+        (the payment, then the refund); None if the refund no longer waits."""
+        payment_id = await session.scalar(
+            select(Refund.payment_id).where(Refund.reference == reference)
+        )
+        if payment_id is None:
+            return None
+        payment = await payments.lock(session, payment_id)
+        refund = await _FLOW.lock(session, reference)
+        if payment is None or refund is None or refund.status != Outcome.PENDING:
+            return None
+        return refund, payment
+
 
 refunds = RefundService()
+
+
+async def _apply_answer(
+    session: AsyncSession, runtime: Runtime, reference: str, result: OperatorResult
+) -> None:
+    """An operator's answer about a refund, applied if it still waits."""
+    locked = await refunds._lock(session, reference)
+    if locked is not None:
+        refund, payment = locked
+        finish = refunds._debited(session, runtime, refund, payment)
+        await _FLOW.apply(session, runtime, refund, result, finish)
+
+
+calls.register("refund", _apply_answer)
