@@ -16,6 +16,8 @@ class Settings(BaseSettings):
     data_dir: Path = Path(".cauri")
     redis_url: str | None = None
     rate_limit: str = "120/minute"
+    # Operators' notifications, per address, counted apart from the merchants' requests.
+    callback_rate_limit: str = "1200/minute"
     trusted_proxies: str = ""
     test_settle_delay: float = 10.0
     webhook_retry_delays: str = "10,60,300,1800"

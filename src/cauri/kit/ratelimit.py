@@ -3,6 +3,10 @@
 Shared across replicas through Redis when CAURI_REDIS_URL is set, else in process memory.
 X-Forwarded-For is believed only from CAURI_TRUSTED_PROXIES. An IPv6 client is counted per
 /64: that is what one subscriber gets, and changing addresses inside it is free.
+
+Operators' notifications have their own bucket (CAURI_CALLBACK_RATE_LIMIT): an operator
+that settles a burst of payments must not be refused, nor take a merchant's budget when
+both share an address.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from cauri.kit.errors import RateLimited
 log = structlog.get_logger("cauri.ratelimit")
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+CALLBACKS_PATH = "/api/v1/operator-callbacks/"
 
 
 def trusted_networks(spec: str) -> list[Network]:
@@ -70,6 +76,7 @@ class RateLimitMiddleware:
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
         self.app = app
         self.item = parse(settings.rate_limit)
+        self.callback_item = parse(settings.callback_rate_limit)
         uri = "async+" + (settings.redis_url or "memory://")
         self.limiter = MovingWindowRateLimiter(storage_from_string(uri, wrap_exceptions=True))
         self.trusted = trusted_networks(settings.trusted_proxies)
@@ -82,10 +89,13 @@ class RateLimitMiddleware:
         forwarded = b",".join(v for k, v in scope["headers"] if k == b"x-forwarded-for")
         peer = scope["client"][0] if scope.get("client") else None
         key = budget_key(client_ip(peer, forwarded.decode("latin-1") or None, self.trusted))
+        item = self.item
+        if scope["path"].startswith(CALLBACKS_PATH):
+            item, key = self.callback_item, "callbacks:" + key
         try:
-            allowed = await self.limiter.hit(self.item, key)
+            allowed = await self.limiter.hit(item, key)
             if not allowed:
-                stats = await self.limiter.get_window_stats(self.item, key)
+                stats = await self.limiter.get_window_stats(item, key)
                 retry_after = max(1, math.ceil(stats.reset_time - time.time()))
         except StorageError:
             # A rate limiter that is down must not take the payment service down with it.
