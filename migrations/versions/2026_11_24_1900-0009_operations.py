@@ -1,4 +1,5 @@
-"""operator_operations and operator_exchanges: the live call protocol's records
+"""operator_operations and operator_exchanges: the live call protocol's records;
+refunds.debited: one answer, as for payouts, to whether a refund's money is out
 
 Revision ID: 0009_operations
 Revises: 0008_keys
@@ -21,6 +22,12 @@ _TS = sa.DateTime(timezone=True)
 
 
 def upgrade() -> None:
+    op.add_column(
+        "refunds",
+        sa.Column("debited", sa.Boolean(), server_default=sa.text("false"), nullable=False),
+    )
+    # Every refund that was not refused had its amount taken, and keeps it out unless failed.
+    op.execute("UPDATE refunds SET debited = status <> 'failed'")
     op.create_table(
         "operator_operations",
         sa.Column("id", postgresql.UUID(as_uuid=True), primary_key=True),
@@ -41,7 +48,8 @@ def upgrade() -> None:
         sa.Column("updated_at", _TS, nullable=False),
         sa.Column("settled_at", _TS, nullable=True),
         sa.CheckConstraint(
-            "status IN ('pending', 'succeeded', 'failed')", name=op.f("ck_operator_operations_status")
+            "status IN ('pending', 'succeeded', 'failed')",
+            name=op.f("ck_operator_operations_status"),
         ),
     )
     op.create_index(
@@ -76,11 +84,10 @@ def upgrade() -> None:
         sa.Column("error", sa.String(), nullable=True),
         sa.Column("created_at", _TS, nullable=False),
     )
-    op.create_index(
-        "ix_operator_exchanges_operation", "operator_exchanges", ["operation_id", "id"]
-    )
+    op.create_index("ix_operator_exchanges_operation", "operator_exchanges", ["operation_id", "id"])
 
 
 def downgrade() -> None:
     op.drop_table("operator_exchanges")
     op.drop_table("operator_operations")
+    op.drop_column("refunds", "debited")

@@ -115,8 +115,8 @@ async def ledger_postings_for(runtime: Runtime, reference: str) -> int:
 
 class FakeLiveOperator(Simulator):
     """A live operator's network as seen through the adapter protocol: it answers by the
-    last-four-digits rule (or refuses every disbursement) and records the disbursements it
-    was asked to make."""
+    last-four-digits rule (or refuses every disbursement, refunds included) and records the
+    disbursements it was asked to make."""
 
     def __init__(self, *, refuse_disbursements: bool = False) -> None:
         super().__init__(settle_delay=10.0)
@@ -128,6 +128,9 @@ class FakeLiveOperator(Simulator):
         if self.refuse_disbursements:
             return OperatorResult(Outcome.FAILED, reason="beneficiary_unknown")
         return await super().disburse(disbursement)
+
+    async def refund(self, disbursement: Disbursement) -> OperatorResult:
+        return await self.disburse(disbursement)
 
 
 def live_operator(

@@ -6,8 +6,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 
-def _env(livemode: bool) -> str:
+def environment(livemode: bool) -> str:
     return "live" if livemode else "test"
+
+
+def merchant_prefix(merchant_id: str) -> str:
+    """What every account code of a merchant starts with (its balances and its escrows)."""
+    return f"merchant:{merchant_id}:"
 
 
 class Kind(StrEnum):
@@ -41,14 +46,16 @@ class Account:
 
 def merchant_available(merchant_id: str, livemode: bool, currency: str) -> Account:
     return Account(
-        f"merchant:{merchant_id}:available:{_env(livemode)}:{currency}", currency, livemode
+        f"{merchant_prefix(merchant_id)}available:{environment(livemode)}:{currency}",
+        currency,
+        livemode,
     )
 
 
 def plan_escrow(merchant_id: str, plan_id: str, livemode: bool, currency: str) -> Account:
     """Under the merchant's code prefix, so a merchant's escrow sums by prefix."""
     return Account(
-        f"merchant:{merchant_id}:plan:{plan_id}:escrow:{_env(livemode)}:{currency}",
+        f"{merchant_prefix(merchant_id)}plan:{plan_id}:escrow:{environment(livemode)}:{currency}",
         currency,
         livemode,
     )
@@ -56,12 +63,14 @@ def plan_escrow(merchant_id: str, plan_id: str, livemode: bool, currency: str) -
 
 def platform(kind: str, livemode: bool, currency: str) -> Account:
     """Platform revenue: `fees`, `plan_fees`, `penalties`."""
-    return Account(f"platform:{kind}:{_env(livemode)}:{currency}", currency, livemode, Kind.REVENUE)
+    return Account(
+        f"platform:{kind}:{environment(livemode)}:{currency}", currency, livemode, Kind.REVENUE
+    )
 
 
 def operator_clearing(operator: str, livemode: bool, currency: str) -> Account:
     return Account(
-        f"operator:{operator.lower()}:clearing:{_env(livemode)}:{currency}",
+        f"operator:{operator.lower()}:clearing:{environment(livemode)}:{currency}",
         currency,
         livemode,
         Kind.EXTERNAL,
@@ -71,5 +80,5 @@ def operator_clearing(operator: str, livemode: bool, currency: str) -> Account:
 def topup_source(livemode: bool, currency: str) -> Account:
     """Where merchants' bank transfers to the platform come from."""
     return Account(
-        f"platform:topups:{_env(livemode)}:{currency}", currency, livemode, Kind.EXTERNAL
+        f"platform:topups:{environment(livemode)}:{currency}", currency, livemode, Kind.EXTERNAL
     )

@@ -3,7 +3,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Index, String, text
+from sqlalchemy import BigInteger, Boolean, CheckConstraint, ForeignKey, Index, String, text
 from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -44,6 +44,9 @@ class Refund(Base):
     reason: Mapped[str | None]
     operator: Mapped[str]
     phone_number: Mapped[str]
+    # Whether `amount` is out of its source right now: set by the debit, cleared by the
+    # re-credit of a failure (one refused at initiation never was).
+    debited: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     operator_reference: Mapped[str | None]
     failure_reason: Mapped[str | None]
     created_at: Mapped[datetime]

@@ -18,8 +18,7 @@ from cauri.events import service as events
 from cauri.kit.errors import Conflict, NotFound, PaymentFailed, ServerError
 from cauri.kit.ids import parse_uuid, short_identifier
 from cauri.kit.pagination import Page, paginate
-from cauri.ledger import accounts
-from cauri.ledger.service import Entry, transfer
+from cauri.ledger import movements
 from cauri.merchants.auth import Caller
 from cauri.merchants.contract import payment_terms
 from cauri.models import Payment
@@ -330,18 +329,16 @@ class PaymentService:
             callback_url=payment.callback_url,
         )
 
-    async def _book(self, session: AsyncSession, payment: Payment, now: Any) -> None:
-        live, currency = payment.livemode, payment.currency
-        entries = [
-            Entry(
-                accounts.operator_clearing(payment.operator, live, currency),
-                -(payment.amount + payment.fee_amount),
-            ),
-            Entry(accounts.merchant_available(payment.merchant_id, live, currency), payment.amount),
-        ]
-        if payment.fee_amount:
-            entries.append(Entry(accounts.platform("fees", live, currency), payment.fee_amount))
-        await transfer(session, kind="payment", reference=str(payment.id), entries=entries, at=now)
+    async def _book(self, session: AsyncSession, payment: Payment, now: datetime) -> None:
+        await movements.collected(
+            session,
+            into=movements.balance_of(payment.merchant_id, payment.livemode, payment.currency),
+            operator=payment.operator,
+            counted=payment.amount,
+            fee=payment.fee_amount,
+            reference=str(payment.id),
+            at=now,
+        )
 
     async def get(self, session: AsyncSession, caller: Caller, reference: str) -> Payment:
         """By reference or by the merchant's external_id, within the caller's environment."""

@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.calls import service as calls
 from cauri.calls.requests import Action
+from cauri.disbursements import lifecycle
 from cauri.kit import phone
 from cauri.kit.errors import (
     Conflict,
@@ -35,15 +36,14 @@ from cauri.kit.errors import (
 from cauri.kit.ids import prefixed
 from cauri.kit.money import EXPONENT, format_major, to_minor
 from cauri.kit.pagination import Page, paginate
-from cauri.ledger import accounts
-from cauri.ledger.service import Entry
+from cauri.ledger import movements
+from cauri.ledger.movements import Holder, Movement
 from cauri.merchants.auth import Caller
 from cauri.merchants.contract import PAYOUT, terms_for
 from cauri.models import Merchant, Payout
 from cauri.operators import catalogue
 from cauri.operators.catalogue import PaymentMode
 from cauri.operators.protocol import OperatorResult, Outcome
-from cauri.payouts import disbursing
 from cauri.payouts.schemas import PayoutCreate, Period, payout_object
 from cauri.runtime import Runtime
 from cauri.worker import queue
@@ -65,33 +65,20 @@ class Beneficiary:
     third_party: bool
 
 
-def _entries(payout: Payout) -> list[Entry]:
-    """The debit: total_debited leaves the balance, the operator sends `amount`, the
-    platform keeps the fee."""
-    live, currency = payout.livemode, payout.currency
-    entries = [
-        Entry(
-            accounts.merchant_available(payout.merchant_id, live, currency), -payout.total_debited
-        ),
-        Entry(accounts.operator_clearing(payout.operator, live, currency), payout.amount),
-    ]
-    if payout.fee_amount:
-        entries.append(Entry(accounts.platform("fees", live, currency), payout.fee_amount))
-    return entries
+def _source(payout: Payout) -> Holder:
+    return movements.balance_of(payout.merchant_id, payout.livemode, payout.currency)
 
 
-def _debited(payout: Payout) -> None:
-    payout.debited = True
-
-
-_FLOW = disbursing.Flow(
+# The debit: total_debited leaves the balance, the operator sends `amount`, the platform
+# keeps the fee.
+_FLOW = lifecycle.Flow(
     model=Payout,
-    kind="payout",
+    movement=Movement.PAID_OUT,
     action=Action.DISBURSE,
     check_job=CHECK_STATUS_JOB,
-    entries=_entries,
-    request=disbursing.disbursement,
-    on_debited=_debited,
+    source=_source,
+    fee=lambda payout: payout.fee_amount,
+    request=lifecycle.disbursement,
     describe=payout_object,
     failure=PayoutFailed,
     unavailable="Le service de transfert de cet opérateur est indisponible.",
@@ -258,10 +245,7 @@ class PayoutService:
     ) -> None:
         """A failure re-credits what was debited, if it was (held and refused payouts
         never were)."""
-        debited = payout.debited
-        if outcome is Outcome.FAILED:
-            payout.debited = False
-        await _FLOW.finish(session, runtime, payout, outcome, reason, debited=debited)
+        await _FLOW.finish(session, runtime, payout, outcome, reason)
 
     async def get(self, session: AsyncSession, caller: Caller, reference: str) -> Payout:
         """By reference or by the merchant's external_id, within the caller's environment."""
@@ -321,13 +305,7 @@ class PayoutService:
         payout = await self._held(session, reference)
         now = runtime.clock.now()
         try:
-            await disbursing.debit(
-                session,
-                kind=_FLOW.kind,
-                reference=payout.reference,
-                entries=_entries(payout),
-                at=now,
-            )
+            await _FLOW.debit(session, payout, now)
         except InsufficientFunds as exc:
             raise InsufficientFunds(
                 f"Approbation refusée : le solde ne couvre pas "
@@ -335,7 +313,6 @@ class PayoutService:
                 f"le transfert {reference} reste en attente d'approbation."
             ) from exc
         payout.approval = APPROVED
-        payout.debited = True
         payout.updated_at = now
         await session.flush()
         await queue.enqueue(
@@ -372,7 +349,7 @@ class PayoutService:
             with contextlib.suppress(PayoutFailed):
                 await _FLOW.send(session, runtime, routed, payout)
             return
-        result = await routed.adapter.disburse(disbursing.disbursement(payout))
+        result = await routed.adapter.disburse(lifecycle.disbursement(payout))
         await _FLOW.apply(
             session, runtime, payout, result, partial(self._finish, session, runtime, payout)
         )

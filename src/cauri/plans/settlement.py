@@ -36,9 +36,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.calls import service as calls
 from cauri.calls.requests import Action
 from cauri.kit.money import percent_of
-from cauri.ledger import accounts
-from cauri.ledger.accounts import Account
-from cauri.ledger.service import Entry, transfer
+from cauri.ledger import movements
+from cauri.ledger.movements import Holder, Movement
 from cauri.models import InstallmentPlan, Payment
 from cauri.models.plans import PlanStatus
 from cauri.operators import catalogue
@@ -69,8 +68,8 @@ async def lock(session: AsyncSession, plan_id: uuid.UUID) -> InstallmentPlan | N
     return (await session.scalars(statement)).one_or_none()
 
 
-def escrow(plan: InstallmentPlan) -> Account:
-    return accounts.plan_escrow(plan.merchant_id, str(plan.id), plan.livemode, plan.currency)
+def escrow(plan: InstallmentPlan) -> Holder:
+    return movements.escrow_of(plan.merchant_id, str(plan.id), plan.livemode, plan.currency)
 
 
 def actively_pending(plan: InstallmentPlan) -> bool:
@@ -202,32 +201,23 @@ async def _book_instalment(
     session: AsyncSession, plan: InstallmentPlan, payment: Payment, now: datetime, *, late: bool
 ) -> None:
     """A late instalment's creation fee part is refunded with the rest: all of it to escrow."""
-    live, currency = payment.livemode, payment.currency
     fee_part = 0 if late else payment.plan_fee_amount
-    credits = [
-        Entry(escrow(plan), payment.amount - fee_part),
-        Entry(accounts.platform("plan_fees", live, currency), fee_part),
-        Entry(accounts.platform("fees", live, currency), payment.fee_amount),
-    ]
-    entries = [
-        Entry(
-            accounts.operator_clearing(payment.operator, live, currency),
-            -(payment.amount + payment.fee_amount),
-        ),
-        *(entry for entry in credits if entry.amount),
-    ]
-    await transfer(session, kind="payment", reference=str(payment.id), entries=entries, at=now)
+    await movements.collected(
+        session,
+        into=escrow(plan),
+        operator=payment.operator,
+        counted=payment.amount - fee_part,
+        plan_fee=fee_part,
+        fee=payment.fee_amount,
+        reference=str(payment.id),
+        at=now,
+    )
 
 
 async def _release(session: AsyncSession, plan: InstallmentPlan, now: datetime) -> None:
     """The whole escrow to the merchant's balance, in one transfer."""
-    available = accounts.merchant_available(plan.merchant_id, plan.livemode, plan.currency)
-    await transfer(
-        session,
-        kind="plan_release",
-        reference=str(plan.id),
-        entries=[Entry(escrow(plan), -plan.paid_amount), Entry(available, plan.paid_amount)],
-        at=now,
+    await movements.escrow_released(
+        session, escrow=escrow(plan), amount=plan.paid_amount, reference=str(plan.id), at=now
     )
 
 
@@ -271,15 +261,11 @@ async def _start_refund(session: AsyncSession, runtime: Runtime, plan: Installme
     plan.penalty_amount = percent_of(plan.paid_amount, plan.cancellation_penalty_percent)
     plan.refund_amount = plan.paid_amount - plan.penalty_amount
     if plan.penalty_amount:
-        penalties = accounts.platform("penalties", plan.livemode, plan.currency)
-        await transfer(
+        await movements.penalty_taken(
             session,
-            kind="plan_penalty",
+            escrow=escrow(plan),
+            amount=plan.penalty_amount,
             reference=str(plan.id),
-            entries=[
-                Entry(escrow(plan), -plan.penalty_amount),
-                Entry(penalties, plan.penalty_amount),
-            ],
             at=now,
         )
     if plan.refund_amount == 0:
@@ -351,12 +337,13 @@ async def _apply(
     plan.updated_at = now
     if result.outcome is Outcome.SUCCEEDED:
         refund = _refund(plan)
-        clearing = accounts.operator_clearing(refund.operator, plan.livemode, plan.currency)
-        await transfer(
+        await movements.disbursed(
             session,
-            kind="plan_refund",
+            Movement.PLAN_REFUNDED,
+            source=escrow(plan),
+            operator=refund.operator,
+            amount=refund.amount,
             reference=str(plan.id),
-            entries=[Entry(escrow(plan), -refund.amount), Entry(clearing, refund.amount)],
             at=now,
         )
         _refunded(plan)

@@ -22,19 +22,18 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.calls import service as calls
 from cauri.calls.requests import Action
+from cauri.disbursements import lifecycle
 from cauri.events import service as events
 from cauri.kit.errors import CauriError, Conflict, InvalidRequest, NotFound, RefundFailed
 from cauri.kit.ids import prefixed
-from cauri.ledger import accounts
-from cauri.ledger.accounts import Account
-from cauri.ledger.service import Entry
+from cauri.ledger import movements
+from cauri.ledger.movements import Holder, Movement
 from cauri.merchants.auth import Caller
 from cauri.models import Payment, Refund
 from cauri.operators import catalogue
 from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
 from cauri.payments.schemas import payment_object
 from cauri.payments.service import payments
-from cauri.payouts import disbursing
 from cauri.plans import settlement as plan_settlement
 from cauri.refunds.schemas import refund_object
 from cauri.runtime import Runtime
@@ -42,33 +41,28 @@ from cauri.runtime import Runtime
 CHECK_STATUS_JOB = "refunds.check_status"
 
 
-def _source(refund: Refund) -> Account:
+def _source(refund: Refund) -> Holder:
     """Whose money goes back: the merchant's balance, or a late instalment's plan escrow."""
-    live, currency = refund.livemode, refund.currency
     if refund.plan_id is not None:
-        return accounts.plan_escrow(refund.merchant_id, str(refund.plan_id), live, currency)
-    return accounts.merchant_available(refund.merchant_id, live, currency)
-
-
-def _entries(refund: Refund) -> list[Entry]:
-    clearing = accounts.operator_clearing(refund.operator, refund.livemode, refund.currency)
-    return [Entry(_source(refund), -refund.amount), Entry(clearing, refund.amount)]
+        return movements.escrow_of(
+            refund.merchant_id, str(refund.plan_id), refund.livemode, refund.currency
+        )
+    return movements.balance_of(refund.merchant_id, refund.livemode, refund.currency)
 
 
 def _request(refund: Refund) -> Disbursement:
     """Paid back as a refund of the payment's own collection, where the operator has one."""
-    return replace(disbursing.disbursement(refund), refund_of=str(refund.payment_id))
+    return replace(lifecycle.disbursement(refund), refund_of=str(refund.payment_id))
 
 
-_FLOW = disbursing.Flow(
+_FLOW = lifecycle.Flow(
     model=Refund,
-    kind="refund",
+    movement=Movement.REFUNDED,
     action=Action.REFUND,
     check_job=CHECK_STATUS_JOB,
-    entries=_entries,
+    source=_source,
+    fee=lambda refund: 0,
     request=_request,
-    # Nothing to mark: a refund that reaches its operator's answer was always debited.
-    on_debited=lambda refund: None,
     describe=refund_object,
     failure=RefundFailed,
     unavailable="Le service de remboursement de cet opérateur est indisponible ; rien n'a été "
@@ -168,18 +162,10 @@ class RefundService:
     async def _send(
         self, session: AsyncSession, runtime: Runtime, refund: Refund, payment: Payment
     ) -> None:
-        unsent = partial(self._finish, session, runtime, refund, payment)
-        result = await _FLOW.initiate(session, runtime, refund, unsent)
+        finish = partial(self._finish, session, runtime, refund, payment)
+        result = await _FLOW.initiate(session, runtime, refund, finish)
         if result is not None:
-            await _FLOW.apply(
-                session, runtime, refund, result, self._debited(session, runtime, refund, payment)
-            )
-
-    def _debited(
-        self, session: AsyncSession, runtime: Runtime, refund: Refund, payment: Payment
-    ) -> disbursing.Finish:
-        """Finishes a refund already debited: a failure re-credits the balance."""
-        return partial(self._finish, session, runtime, refund, payment, recredit=True)
+            await _FLOW.apply(session, runtime, refund, result, finish)
 
     async def _finish(
         self,
@@ -189,11 +175,8 @@ class RefundService:
         payment: Payment,
         outcome: Outcome,
         reason: str | None,
-        *,
-        recredit: bool = False,
     ) -> None:
-        """Success refunds the payment; a failure after the debit re-credits the balance
-        (`recredit`), one at initiation had nothing taken."""
+        """Success refunds the payment; a failure re-credits what was debited, if it was."""
         now = runtime.clock.now()
         if outcome is Outcome.SUCCEEDED:
             payment.status = "refunded"
@@ -202,13 +185,7 @@ class RefundService:
             await plan_settlement.late_refund_failed(session, refund.plan_id)
         # A payment's callback_url takes priority for everything about that payment.
         await _FLOW.finish(
-            session,
-            runtime,
-            refund,
-            outcome,
-            reason,
-            debited=recredit,
-            callback_url=payment.callback_url,
+            session, runtime, refund, outcome, reason, callback_url=payment.callback_url
         )
         if outcome is Outcome.SUCCEEDED:
             await events.emit(
@@ -243,7 +220,7 @@ class RefundService:
             return
         refund, payment = locked
         await _FLOW.recheck(
-            session, runtime, refund, self._debited(session, runtime, refund, payment)
+            session, runtime, refund, partial(self._finish, session, runtime, refund, payment)
         )
 
     async def _lock(self, session: AsyncSession, reference: str) -> tuple[Refund, Payment] | None:
@@ -271,7 +248,7 @@ async def _apply_answer(
     locked = await refunds._lock(session, reference)
     if locked is not None:
         refund, payment = locked
-        finish = refunds._debited(session, runtime, refund, payment)
+        finish = partial(refunds._finish, session, runtime, refund, payment)
         await _FLOW.apply(session, runtime, refund, result, finish)
 
 

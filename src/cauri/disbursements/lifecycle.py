@@ -1,22 +1,23 @@
-"""Money leaving a balance for an operator: payouts and refunds share this.
+"""Money leaving a merchant's balance (or a plan's escrow) through an operator: the one
+lifecycle of payouts and refunds.
+
+A row is debited when it is sent and re-credited only on a definitive failure; whether its
+money is out is the row's `debited` answer (a held payout and one refused at initiation
+never were).
 
 With an offline adapter (the test-mode simulator) the debit and the operator's first answer
 stand or fall together: the debit is written in a savepoint, the operator is asked, and a
 refusal rolls the savepoint back, so a refused disbursement leaves nothing taken (no debit
-and reversal pair either). With an operator's network, the call protocol holds no lock
+and reversal pair either). Through an operator's network the call protocol holds no lock
 across the call (cauri.calls): the debit is committed with the row before the request
-leaves, and a refusal, then or later, is undone by the reverse transfer; an unknown outcome
+leaves, and a refusal, then or later, is undone by the reverse movement; an unknown outcome
 keeps the money out until the operator's answer is known.
-
-`Flow` is the life of one such row after that: an operator's answer is applied (a final one
-finishes the row, a pending one is asked again later by a status job), and the final state
-is recorded with its event and, for a failure after the debit, the re-credit.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
@@ -24,12 +25,15 @@ from typing import Any, Generic, Protocol, TypeVar
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.calls import requests
 from cauri.calls import service as calls
 from cauri.calls.requests import Action
 from cauri.events import service as events
 from cauri.kit.errors import CauriError, InsufficientFunds
-from cauri.ledger.service import Entry, Overdraft, transfer
-from cauri.operators.protocol import Disbursement, OperatorAdapter, OperatorResult, Outcome
+from cauri.ledger import movements
+from cauri.ledger.movements import Holder, Movement
+from cauri.ledger.service import Overdraft
+from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
 from cauri.operators.registry import Routed
 from cauri.runtime import Runtime
 from cauri.worker import queue
@@ -47,6 +51,7 @@ class Disbursed(Protocol):
     operator: str
     phone_number: str
     reason: str | None
+    debited: bool
     operator_reference: str | None
     failure_reason: str | None
     updated_at: datetime
@@ -70,59 +75,27 @@ def disbursement(row: Disbursed) -> Disbursement:
     )
 
 
-async def debit(
-    session: AsyncSession, *, kind: str, reference: str, entries: Sequence[Entry], at: datetime
-) -> None:
-    """The balance must cover the debit, else 402 insufficient_funds with nothing written."""
-    try:
-        await transfer(session, kind=kind, reference=reference, entries=entries, at=at)
-    except Overdraft as exc:
-        raise InsufficientFunds() from exc
-
-
-async def debit_and_disburse(
-    session: AsyncSession,
-    adapter: OperatorAdapter | None,
-    disbursement: Disbursement,
-    *,
-    kind: str,
-    entries: Sequence[Entry],
-    at: datetime,
-) -> OperatorResult | None:
-    """Debits, then asks the operator; on a refusal the debit is undone as if never made.
-    Holds the balance's lock across the operator call, so the same balance is never
-    promised twice. The balance is checked first (DESIGN: payout checks order): with no
-    adapter to send through (None returned), the debit is undone as for a refusal."""
-    savepoint = await session.begin_nested()
-    try:
-        await debit(session, kind=kind, reference=disbursement.reference, entries=entries, at=at)
-        result = None if adapter is None else await adapter.disburse(disbursement)
-    except BaseException:
-        await savepoint.rollback()
-        raise
-    if result is None or result.outcome is Outcome.FAILED:
-        await savepoint.rollback()
-    else:
-        await savepoint.commit()
-    return result
-
-
 @dataclass(frozen=True)
 class Flow(Generic[Row]):
     """What differs between payouts and refunds; the mechanism is the methods."""
 
     model: type[Row]
-    kind: str  # the debit's ledger kind, `<kind>_reversal` its re-credit, `<kind>.*` events,
-    # and the subject kind of its operator calls
+    # The ledger movement of the debit (its reversal re-credits), the `<movement>.*` events
+    # and the subject kind of its operator calls.
+    movement: Movement
     action: Action  # which route carries it
     check_job: str  # the simulator's status job, payload {"reference": ...}
-    entries: Callable[[Row], Sequence[Entry]]  # the debit
+    source: Callable[[Row], Holder]  # whose money it is
+    fee: Callable[[Row], int]  # what the platform keeps on top of `amount`
     request: Callable[[Row], Disbursement]  # what the operator is asked to send
-    on_debited: Callable[[Row], None]  # records on the row that its debit is out
     describe: Callable[[Row], dict[str, Any]]  # the event's data
     failure: type[CauriError]  # the 402 when it cannot be sent: payout_failed, refund_failed
     unavailable: str  # its message when no adapter can send it
     refused: str | None  # its message when the operator refuses at once (None: the default)
+
+    @property
+    def kind(self) -> str:
+        return self.movement.value
 
     async def lock(self, session: AsyncSession, reference: str) -> Row | None:
         # populate_existing: the state checked under the lock is the one after the wait.
@@ -135,6 +108,27 @@ class Flow(Generic[Row]):
             )
         ).one_or_none()
 
+    async def debit(self, session: AsyncSession, row: Row, at: datetime) -> None:
+        """Takes the row's money out: the source must cover it, else 402
+        insufficient_funds with nothing written."""
+        await self._take(session, row, at)
+        row.debited = True
+
+    async def _take(self, session: AsyncSession, row: Row, at: datetime) -> None:
+        try:
+            await movements.disbursed(
+                session,
+                self.movement,
+                source=self.source(row),
+                operator=row.operator,
+                amount=row.amount,
+                fee=self.fee(row),
+                reference=row.reference,
+                at=at,
+            )
+        except Overdraft as exc:
+            raise InsufficientFunds() from exc
+
     async def initiate(
         self, session: AsyncSession, runtime: Runtime, row: Row, finish: Finish
     ) -> OperatorResult | None:
@@ -146,31 +140,39 @@ class Flow(Generic[Row]):
         a refusal is raised once the row is failed and re-credited."""
         routed = await runtime.operators.route(session, row.operator, self.action, row.livemode)
         if routed is not None and not routed.adapter.decides_offline:
-            await debit(
-                session,
-                kind=self.kind,
-                reference=row.reference,
-                entries=self.entries(row),
-                at=runtime.clock.now(),
-            )
-            self.on_debited(row)
+            await self.debit(session, row, runtime.clock.now())
             await self.send(session, runtime, routed, row)
             return None
-        result = await debit_and_disburse(
-            session,
-            routed.adapter if routed else None,
-            self.request(row),
-            kind=self.kind,
-            entries=self.entries(row),
-            at=runtime.clock.now(),
-        )
+        result = await self._debit_and_ask(session, runtime, routed, row)
         if result is None:
             await finish(Outcome.FAILED, "operator_unavailable")
             raise self.failure(self.unavailable)
         if result.outcome is Outcome.FAILED:
             await finish(Outcome.FAILED, result.reason)
             raise self.failure(self.refused)
-        self.on_debited(row)
+        return result
+
+    async def _debit_and_ask(
+        self, session: AsyncSession, runtime: Runtime, routed: Routed | None, row: Row
+    ) -> OperatorResult | None:
+        """Debits, then asks the offline adapter; on a refusal the debit is undone as if
+        never made. The balance is checked first (DESIGN: payout checks order): with no
+        adapter to send through (None returned), the debit is undone as for a refusal."""
+        # The row itself is not touched inside the savepoint: rolling it back would expire it.
+        savepoint = await session.begin_nested()
+        try:
+            await self._take(session, row, runtime.clock.now())
+            result = None
+            if routed is not None:
+                result = await requests.send(routed.adapter, self.action, self.request(row))
+        except BaseException:
+            await savepoint.rollback()
+            raise
+        if result is None or result.outcome is Outcome.FAILED:
+            await savepoint.rollback()
+        else:
+            await savepoint.commit()
+            row.debited = True
         return result
 
     async def send(self, session: AsyncSession, runtime: Runtime, routed: Routed, row: Row) -> None:
@@ -217,11 +219,12 @@ class Flow(Generic[Row]):
     async def recheck(
         self, session: AsyncSession, runtime: Runtime, row: Row, finish: Finish
     ) -> None:
-        """Asks the operator again about a pending, debited row (a delayed outcome)."""
+        """Asks the offline adapter again about a pending, debited row (a delayed outcome;
+        an operator's network is asked by the call protocol's polls instead)."""
         adapter = runtime.operators.adapter(row.operator, row.livemode)
-        if adapter is None:
+        if adapter is None or not adapter.decides_offline:
             return
-        result = await adapter.disbursement_status(self.request(row))
+        result = await requests.status(adapter, self.action, self.request(row))
         await self.apply(session, runtime, row, result, finish)
 
     async def finish(
@@ -232,21 +235,24 @@ class Flow(Generic[Row]):
         outcome: Outcome,
         reason: str | None,
         *,
-        debited: bool,
         callback_url: str | None = None,
     ) -> None:
         """Moves a pending row to its final state with its event; a failure of a debited
-        row re-credits the balance, in the same transaction (spec: balance already
+        row re-credits its source, in the same transaction (spec: balance already
         re-credited)."""
         now = runtime.clock.now()
-        if outcome is Outcome.FAILED and debited:
-            await transfer(
+        if outcome is Outcome.FAILED and row.debited:
+            await movements.reversed_disbursal(
                 session,
-                kind=f"{self.kind}_reversal",
+                self.movement,
+                source=self.source(row),
+                operator=row.operator,
+                amount=row.amount,
+                fee=self.fee(row),
                 reference=row.reference,
-                entries=[Entry(entry.account, -entry.amount) for entry in self.entries(row)],
                 at=now,
             )
+            row.debited = False
         row.status = outcome.value
         row.failure_reason = reason
         row.completed_at = now
