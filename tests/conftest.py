@@ -21,13 +21,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cauri.app import create_app
 from cauri.config import Settings
+from cauri.jobs import handlers
 from cauri.kit import embedded_pg, migrate
 from cauri.kit.clock import ManualClock
 from cauri.kit.db import as_asyncpg, make_engine, make_sessionmaker
 from cauri.operators.registry import OperatorRegistry
 from cauri.operators.simulator import Simulator
 from cauri.runtime import Runtime
-from cauri.worker.handlers import all_handlers
 from cauri.worker.runner import Worker
 
 
@@ -131,7 +131,7 @@ async def client(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
 @pytest.fixture
 def worker(runtime: Runtime) -> Worker:
     """Runs due jobs on demand: `await worker.drain()` after moving `clock`."""
-    return Worker(runtime, all_handlers())
+    return Worker(runtime, handlers())
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import structlog
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from cauri import jobs
 from cauri.balance.endpoints import router as balance_router
 from cauri.calls.endpoints import router as callbacks_router
 from cauri.catalogue.endpoints import router as catalogue_router
@@ -30,7 +31,6 @@ from cauri.refunds.endpoints import router as refunds_router
 from cauri.runtime import Runtime
 from cauri.web.endpoints import router as web_router
 from cauri.webhooks.endpoints import router as webhooks_router
-from cauri.worker.handlers import all_handlers
 from cauri.worker.runner import Worker
 
 API_PREFIX = "/api/v1"
@@ -81,7 +81,7 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
         stop = asyncio.Event()
         worker_task = None
         if run_worker:
-            worker = Worker(runtime, all_handlers())
+            worker = Worker(runtime, jobs.handlers())
             worker_task = asyncio.create_task(worker.run_forever(stop))
         try:
             yield

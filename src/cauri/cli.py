@@ -170,7 +170,7 @@ def serve(
 @app.command("worker")
 def run_worker() -> None:
     """Runs background jobs only: deliveries, delayed outcomes, expiries, refunds."""
-    from cauri.worker.handlers import all_handlers
+    from cauri import jobs
     from cauri.worker.runner import Worker
 
     settings = get_settings()
@@ -184,7 +184,7 @@ def run_worker() -> None:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         try:
-            await Worker(runtime, all_handlers()).run_forever(stop)
+            await Worker(runtime, jobs.handlers()).run_forever(stop)
         finally:
             await runtime.close()
 

@@ -49,9 +49,6 @@ class Settings(BaseSettings):
     worker_concurrency: int = 32
     worker_poll_interval: float = 1.0
     job_lease_seconds: float = 60.0
-    # "package.module:NAME", a mapping of extra job kinds to handlers (tests use it to run
-    # a real `cauri worker` on test-only kinds).
-    extra_job_handlers: str | None = None
 
     @field_validator("webhook_retry_delays", "operator_poll_delays")
     @classmethod

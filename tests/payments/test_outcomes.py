@@ -9,7 +9,7 @@ import httpx
 
 from cauri.kit.clock import ManualClock
 from cauri.operators.simulator import Simulator
-from cauri.payments.service import CHECK_STATUS_JOB
+from cauri.payments.jobs import CHECK_STATUS
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.payments.builders import (
@@ -29,7 +29,9 @@ SETTLE_DELAY = 10  # CAURI_TEST_SETTLE_DELAY's default
 async def status_checks(runtime: Runtime) -> int:
     """Delayed outcomes waiting in the job queue."""
     return int(
-        await scalar(runtime, "SELECT count(*) FROM jobs WHERE kind = :kind", kind=CHECK_STATUS_JOB)
+        await scalar(
+            runtime, "SELECT count(*) FROM jobs WHERE kind = :kind", kind=CHECK_STATUS.name
+        )
     )
 
 

@@ -8,9 +8,9 @@ import httpx
 from sqlalchemy import text
 
 from cauri.app import create_app
+from cauri.jobs import handlers
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
-from cauri.worker.handlers import all_handlers
 from cauri.worker.runner import Worker
 from tests.support import MerchantKeys, momo_body
 
@@ -87,7 +87,7 @@ def api_client(runtime: Runtime) -> httpx.AsyncClient:
 
 
 def worker_for(runtime: Runtime) -> Worker:
-    return Worker(runtime, all_handlers())
+    return Worker(runtime, handlers())
 
 
 async def run_schedule(worker: Worker, clock: ManualClock, runtime: Runtime) -> None:

@@ -12,8 +12,8 @@ from contextlib import asynccontextmanager
 
 import httpx
 
+from cauri.jobs import handlers
 from cauri.runtime import Runtime
-from cauri.worker.handlers import all_handlers
 from cauri.worker.runner import Worker
 from tests.support import MerchantKeys, make_merchant, scalar
 from tests.webhooks.builders import DELIVERIES, deliveries, pay, send_test, set_endpoint
@@ -25,7 +25,7 @@ async def running_worker(runtime: Runtime) -> AsyncIterator[None]:
     """The worker as `cauri worker` runs it: claims on NOTIFY, many jobs at once (the default
     concurrency: test deliveries get 4 slots of it)."""
     stop = asyncio.Event()
-    task = asyncio.create_task(Worker(runtime, all_handlers()).run_forever(stop))
+    task = asyncio.create_task(Worker(runtime, handlers()).run_forever(stop))
     try:
         yield
     finally:

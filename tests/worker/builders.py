@@ -11,7 +11,9 @@ from sqlalchemy import text
 
 from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
+from cauri.webhooks.jobs import DELIVER
 from cauri.worker import queue
+from cauri.worker.lanes import Family
 from tests.support import scalar
 
 KIND = "test.kind"
@@ -26,6 +28,7 @@ async def enqueue(runtime: Runtime, payload: dict[str, Any], **options: Any) -> 
     unless options say otherwise."""
     kind = options.pop("kind", KIND)
     livemode = options.pop("livemode", True)
+    options.setdefault("family", Family.WEBHOOKS if kind == DELIVER.name else Family.MONEY)
     async with unit_of_work(runtime.sessionmaker) as session:
         return await queue.enqueue(
             session, kind, payload, livemode=livemode, now=runtime.clock.now(), **options

@@ -14,12 +14,10 @@ from pathlib import Path
 
 from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
-from cauri.worker import queue
 from tests.worker.builders import eventually, job, runs
-from tests.worker.slow_handlers import SLOW
+from tests.worker.slow_handlers import SLOW, SlowJob
 
 ROOT = Path(__file__).resolve().parents[2]
-CAURI = Path(sys.executable).parent / "cauri"
 LEASE = 2
 # Generous: on a loaded two-core machine a `cauri` process takes ~10 s just to start.
 STARTUP = 60
@@ -30,12 +28,15 @@ def start_worker(database_url: str, log: Path) -> subprocess.Popen[bytes]:
         "CAURI_DATABASE_URL": database_url,
         "CAURI_JOB_LEASE_SECONDS": str(LEASE),
         "CAURI_WORKER_POLL_INTERVAL": "0.2",
-        "CAURI_EXTRA_JOB_HANDLERS": "tests.worker.slow_handlers:HANDLERS",
         "PYTHONPATH": str(ROOT),
     }
     with log.open("ab") as output:
         return subprocess.Popen(
-            [str(CAURI), "worker"], cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT
+            [sys.executable, "-m", "tests.worker.slow_handlers"],
+            cwd=ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
         )
 
 
@@ -45,12 +46,8 @@ async def test_a_worker_killed_mid_job_leaves_the_job_to_be_retried(
     key, log = uuid.uuid4().hex, tmp_path / "workers.log"
     started, release = tmp_path / "started", tmp_path / "release"
     async with unit_of_work(runtime.sessionmaker) as session:  # real time: the worker's clock
-        job_id = await queue.enqueue(
-            session,
-            SLOW,
-            {"key": key, "dir": str(tmp_path)},
-            livemode=True,
-            now=datetime.now(UTC),
+        job_id = await SLOW.enqueue(
+            session, SlowJob(key, str(tmp_path)), livemode=True, now=datetime.now(UTC)
         )
 
     async def runs_started() -> int:

@@ -15,9 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit.clock import ManualClock, SystemClock
 from cauri.runtime import Runtime
-from cauri.webhooks import DELIVER_JOB
+from cauri.webhooks.jobs import DELIVER
 from cauri.worker import lanes, queue
-from cauri.worker.handlers import Handler
+from cauri.worker.jobs import Handler
 from cauri.worker.runner import Worker
 from tests.support import with_settings
 from tests.worker.builders import KIND, enqueue, eventually, job, job_count
@@ -78,12 +78,12 @@ def test_each_lane_has_its_own_share_of_the_concurrency() -> None:
     assert set(lanes.slots(1).values()) == {1}, "no lane is ever left without a slot"
 
 
-async def test_the_lane_is_decided_at_enqueue_from_kind_and_environment(
+async def test_the_lane_is_decided_at_enqueue_from_the_family_and_environment(
     runtime: Runtime,
 ) -> None:
     cases = {
-        (DELIVER_JOB, True): lanes.WEBHOOKS_LIVE,
-        (DELIVER_JOB, False): lanes.WEBHOOKS_TEST,
+        (DELIVER.name, True): lanes.WEBHOOKS_LIVE,
+        (DELIVER.name, False): lanes.WEBHOOKS_TEST,
         (MONEY, True): lanes.MONEY_LIVE,
         ("plans.expire", False): lanes.MONEY_TEST,
     }
@@ -95,8 +95,8 @@ async def test_the_lane_is_decided_at_enqueue_from_kind_and_environment(
 async def test_money_jobs_do_not_wait_behind_webhook_deliveries(runtime: Runtime) -> None:
     deliveries, money = Blocking(), asyncio.Queue[dict[str, Any]]()
     for n in range(40):
-        await enqueue(runtime, {"n": n}, kind=DELIVER_JOB)
-    async with running(runtime, {DELIVER_JOB: deliveries, MONEY: recorder(money)}):
+        await enqueue(runtime, {"n": n}, kind=DELIVER.name)
+    async with running(runtime, {DELIVER.name: deliveries, MONEY: recorder(money)}):
         await eventually(until(lambda: len(deliveries.started) >= 4))
         await enqueue(runtime, {"payout": 1}, kind=MONEY)
         # Every delivery slot is taken and 36 deliveries wait; the payout runs all the same.
@@ -132,10 +132,10 @@ async def test_a_group_runs_at_most_its_cap_across_workers(runtime: Runtime) -> 
     cap = runtime.settings.webhook_endpoint_concurrency
     blocking = Blocking()
     for n in range(50):
-        await enqueue(runtime, {"group": "hanging", "n": n}, kind=DELIVER_JOB, group="hanging")
+        await enqueue(runtime, {"group": "hanging", "n": n}, kind=DELIVER.name, group="hanging")
     for n in range(6):
-        await enqueue(runtime, {"group": "others"}, kind=DELIVER_JOB, group=f"other {n}")
-    async with running(runtime, {DELIVER_JOB: blocking}, count=2, concurrency=32):
+        await enqueue(runtime, {"group": "others"}, kind=DELIVER.name, group=f"other {n}")
+    async with running(runtime, {DELIVER.name: blocking}, count=2, concurrency=32):
         await eventually(until(lambda: blocking.in_flight["others"] == 6))
         await asyncio.sleep(0.3)  # room for a claim beyond the cap to show up
         assert blocking.in_flight["hanging"] == cap
@@ -148,7 +148,7 @@ async def test_concurrent_claims_together_take_no_more_than_the_cap(
     runtime: Runtime, clock: ManualClock
 ) -> None:
     for n in range(30):
-        await enqueue(runtime, {"n": n}, kind=DELIVER_JOB, group="endpoint")
+        await enqueue(runtime, {"n": n}, kind=DELIVER.name, group="endpoint")
 
     async def claim() -> list[queue.ClaimedJob]:
         async with runtime.sessionmaker() as session, session.begin():

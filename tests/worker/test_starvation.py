@@ -16,13 +16,13 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 
+from cauri.jobs import handlers
 from cauri.kit.clock import SystemClock
 from cauri.kit.db import unit_of_work
-from cauri.plans.service import EXPIRE_JOB
+from cauri.plans import jobs as plan_jobs
 from cauri.runtime import Runtime
 from cauri.webhooks.scheduling import endpoint_group
-from cauri.worker import lanes, queue
-from cauri.worker.handlers import all_handlers
+from cauri.worker import lanes
 from cauri.worker.runner import Worker
 from tests.payouts.builders import (
     FakeLiveOperator,
@@ -61,7 +61,7 @@ PENDING_DELIVERIES = text(
 async def workers(runtime: Runtime, count: int) -> AsyncIterator[None]:
     stop = asyncio.Event()
     tasks = [
-        asyncio.create_task(Worker(runtime, all_handlers()).run_forever(stop)) for _ in range(count)
+        asyncio.create_task(Worker(runtime, handlers()).run_forever(stop)) for _ in range(count)
     ]
     try:
         yield
@@ -153,8 +153,8 @@ async def expect_no_starvation(scene: Scene) -> None:
             text("UPDATE installment_plans SET expires_at = :now WHERE id = CAST(:id AS uuid)"),
             {"now": real.clock.now(), "id": plan["reference"]},
         )
-        await queue.enqueue(
-            session, EXPIRE_JOB, {"plan_id": plan["reference"]}, livemode=True, now=real.clock.now()
+        await plan_jobs.EXPIRE.enqueue(
+            session, plan_jobs.PlanJob(plan["reference"]), livemode=True, now=real.clock.now()
         )
 
     async def plan_expired() -> bool:

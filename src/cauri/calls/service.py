@@ -30,7 +30,7 @@ from sqlalchemy import select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.calls import requests, schedule
+from cauri.calls import jobs, requests, schedule
 from cauri.calls.requests import Action, Request
 from cauri.kit.errors import NotFound, Unauthorized
 from cauri.kit.ids import parse_uuid
@@ -38,7 +38,6 @@ from cauri.models import OperatorExchange, OperatorOperation
 from cauri.operators.protocol import Exchange, OperatorResult, Outcome
 from cauri.operators.registry import Routed
 from cauri.runtime import Runtime
-from cauri.worker import queue
 
 log = structlog.get_logger("cauri.calls")
 
@@ -54,8 +53,6 @@ class UnreadableCallback(Unauthorized):
 
     keeps_writes = True
 
-
-POLL_JOB = "calls.poll"
 
 # What a subject's domain does with a settled or still pending answer about it: locks its
 # row and applies the answer if the row still waits for one.
@@ -169,10 +166,9 @@ async def _queue_poll(
     )
     if due is None:
         return False
-    await queue.enqueue(
+    await jobs.POLL.enqueue(
         session,
-        POLL_JOB,
-        {"operation_id": str(operation_id), "scheduled": True},
+        jobs.OperationJob(str(operation_id)),
         livemode=True,
         now=now,
         delay=(due - now).total_seconds(),
@@ -359,10 +355,9 @@ async def receive_callback(
     if update_ is not None and update_.verified and update_.reference == str(operation.id):
         await _settle(session, runtime, operation.id, update_.result)
         return
-    await queue.enqueue(
+    await jobs.POLL.enqueue(
         session,
-        POLL_JOB,
-        {"operation_id": str(operation.id), "scheduled": False},
+        jobs.OperationJob(str(operation.id), scheduled=False),
         livemode=True,
         now=runtime.clock.now(),
     )

@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.calls.service import POLL_JOB, poll
+from cauri.calls import jobs
+from cauri.calls.service import poll
 from cauri.runtime import Runtime
+from cauri.worker.jobs import Job
 
 
-async def poll_operation(session: AsyncSession, runtime: Runtime, payload: dict[str, Any]) -> None:
-    await poll(
-        session,
-        runtime,
-        uuid.UUID(payload["operation_id"]),
-        scheduled=bool(payload.get("scheduled", True)),
-    )
+async def poll_operation(session: AsyncSession, runtime: Runtime, job: jobs.OperationJob) -> None:
+    await poll(session, runtime, uuid.UUID(job.operation_id), scheduled=job.scheduled)
 
 
-HANDLERS = {POLL_JOB: poll_operation}
+JOBS = (Job(jobs.POLL, poll_operation),)

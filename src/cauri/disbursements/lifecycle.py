@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.calls import requests
 from cauri.calls import service as calls
 from cauri.calls.requests import Action
+from cauri.disbursements.jobs import RowJob
 from cauri.events import service as events
 from cauri.kit.errors import CauriError, InsufficientFunds
 from cauri.ledger import movements
@@ -36,7 +37,7 @@ from cauri.ledger.service import Overdraft
 from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
 from cauri.operators.registry import Routed
 from cauri.runtime import Runtime
-from cauri.worker import queue
+from cauri.worker.jobs import JobKind
 
 
 class Disbursed(Protocol):
@@ -84,7 +85,7 @@ class Flow(Generic[Row]):
     # and the subject kind of its operator calls.
     movement: Movement
     action: Action  # which route carries it
-    check_job: str  # the simulator's status job, payload {"reference": ...}
+    check_job: JobKind[RowJob]  # the simulator's delayed outcome
     source: Callable[[Row], Holder]  # whose money it is
     fee: Callable[[Row], int]  # what the platform keeps on top of `amount`
     request: Callable[[Row], Disbursement]  # what the operator is asked to send
@@ -207,10 +208,9 @@ class Flow(Generic[Row]):
             return
         await session.flush()
         if result.check_after is not None:
-            await queue.enqueue(
+            await self.check_job.enqueue(
                 session,
-                self.check_job,
-                {"reference": row.reference},
+                RowJob(row.reference),
                 livemode=row.livemode,
                 now=runtime.clock.now(),
                 delay=result.check_after,

@@ -23,15 +23,12 @@ from cauri.merchants.auth import Caller
 from cauri.merchants.contract import payment_terms
 from cauri.models import Payment
 from cauri.operators.protocol import Collection, OperatorResult, Outcome
-from cauri.payments import rules
+from cauri.payments import jobs, rules
 from cauri.payments.schemas import PaymentCreate, PaymentFields, payment_object
 from cauri.plans import settlement as plan_settlement
 from cauri.runtime import Runtime
 from cauri.webhooks import url_safety
-from cauri.worker import queue
 
-CHECK_STATUS_JOB = "payments.check_status"
-EXPIRE_CARD_JOB = "payments.expire_card"
 CARD_EXPIRED_REASON = "card_payment_expired"
 
 
@@ -250,10 +247,9 @@ class PaymentService:
         if payment.status == Outcome.PENDING and payment.payment_url is not None:
             # A card payment waits for its customer on the page: not forever (no scan of
             # pending payments: one job, due when its time is up).
-            await queue.enqueue(
+            await jobs.EXPIRE_CARD.enqueue(
                 session,
-                EXPIRE_CARD_JOB,
-                {"payment_id": str(payment.id)},
+                jobs.PaymentJob(str(payment.id)),
                 livemode=payment.livemode,
                 now=payment.created_at,
                 delay=runtime.settings.card_payment_ttl,
@@ -274,10 +270,9 @@ class PaymentService:
             payment.operator_reference = result.operator_reference
         if result.outcome is Outcome.PENDING:
             if result.check_after is not None:
-                await queue.enqueue(
+                await jobs.CHECK_STATUS.enqueue(
                     session,
-                    CHECK_STATUS_JOB,
-                    {"payment_id": str(payment.id)},
+                    jobs.PaymentJob(str(payment.id)),
                     livemode=payment.livemode,
                     now=runtime.clock.now(),
                     delay=result.check_after,

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.payments.service import CHECK_STATUS_JOB, EXPIRE_CARD_JOB, payments
+from cauri.payments import jobs
+from cauri.payments.service import payments
 from cauri.runtime import Runtime
+from cauri.worker.jobs import Job
 
 
-async def check_status(session: AsyncSession, runtime: Runtime, payload: dict[str, Any]) -> None:
-    await payments.check_status(session, runtime, uuid.UUID(payload["payment_id"]))
+async def check_status(session: AsyncSession, runtime: Runtime, job: jobs.PaymentJob) -> None:
+    await payments.check_status(session, runtime, uuid.UUID(job.payment_id))
 
 
-async def expire_card(session: AsyncSession, runtime: Runtime, payload: dict[str, Any]) -> None:
-    await payments.expire_card(session, runtime, uuid.UUID(payload["payment_id"]))
+async def expire_card(session: AsyncSession, runtime: Runtime, job: jobs.PaymentJob) -> None:
+    await payments.expire_card(session, runtime, uuid.UUID(job.payment_id))
 
 
-HANDLERS = {CHECK_STATUS_JOB: check_status, EXPIRE_CARD_JOB: expire_card}
+JOBS = (Job(jobs.CHECK_STATUS, check_status), Job(jobs.EXPIRE_CARD, expire_card))

@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.calls import service as calls
 from cauri.calls.requests import Action
 from cauri.disbursements import lifecycle
+from cauri.disbursements.jobs import RowJob
 from cauri.kit import phone
 from cauri.kit.errors import (
     Conflict,
@@ -44,12 +45,9 @@ from cauri.models import Merchant, Payout
 from cauri.operators import catalogue
 from cauri.operators.catalogue import PaymentMode
 from cauri.operators.protocol import OperatorResult, Outcome
+from cauri.payouts import jobs
 from cauri.payouts.schemas import PayoutCreate, Period, payout_object
 from cauri.runtime import Runtime
-from cauri.worker import queue
-
-CHECK_STATUS_JOB = "payouts.check_status"
-SEND_APPROVED_JOB = "payouts.send_approved"
 
 PAYOUT_MIN = 10
 PAYOUT_MAX = 1_000_000
@@ -75,7 +73,7 @@ _FLOW = lifecycle.Flow(
     model=Payout,
     movement=Movement.PAID_OUT,
     action=Action.DISBURSE,
-    check_job=CHECK_STATUS_JOB,
+    check_job=jobs.CHECK_STATUS,
     source=_source,
     fee=lambda payout: payout.fee_amount,
     request=lifecycle.disbursement,
@@ -315,10 +313,9 @@ class PayoutService:
         payout.approval = APPROVED
         payout.updated_at = now
         await session.flush()
-        await queue.enqueue(
+        await jobs.SEND_APPROVED.enqueue(
             session,
-            SEND_APPROVED_JOB,
-            {"reference": payout.reference},
+            RowJob(payout.reference),
             livemode=payout.livemode,
             now=now,
         )

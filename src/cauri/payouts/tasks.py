@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.payouts.service import CHECK_STATUS_JOB, SEND_APPROVED_JOB, payouts
+from cauri.disbursements.jobs import RowJob
+from cauri.payouts import jobs
+from cauri.payouts.service import payouts
 from cauri.runtime import Runtime
+from cauri.worker.jobs import Job
 
 
-async def check_status(session: AsyncSession, runtime: Runtime, payload: dict[str, Any]) -> None:
-    await payouts.check_status(session, runtime, payload["reference"])
+async def check_status(session: AsyncSession, runtime: Runtime, job: RowJob) -> None:
+    await payouts.check_status(session, runtime, job.reference)
 
 
-async def send_approved(session: AsyncSession, runtime: Runtime, payload: dict[str, Any]) -> None:
-    await payouts.send_approved(session, runtime, payload["reference"])
+async def send_approved(session: AsyncSession, runtime: Runtime, job: RowJob) -> None:
+    await payouts.send_approved(session, runtime, job.reference)
 
 
-HANDLERS = {CHECK_STATUS_JOB: check_status, SEND_APPROVED_JOB: send_approved}
+JOBS = (Job(jobs.CHECK_STATUS, check_status), Job(jobs.SEND_APPROVED, send_approved))

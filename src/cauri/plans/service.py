@@ -32,13 +32,10 @@ from cauri.models.plans import PlanStatus
 from cauri.operators.protocol import Outcome
 from cauri.payments.schemas import PaymentFields
 from cauri.payments.service import Instalment, payments
-from cauri.plans import settlement
+from cauri.plans import jobs, settlement
 from cauri.plans.schemas import PlanCreate
 from cauri.platform.service import fixed_column
 from cauri.runtime import Runtime
-from cauri.worker import queue
-
-EXPIRE_JOB = "plans.expire"
 
 _STATUS_FR = {
     PlanStatus.SUCCEEDED: "soldé",
@@ -120,10 +117,9 @@ class PlanService:
         if created is None:
             return await self.get(session, caller, body.external_id or ""), False
         # The expiry is one job due at expires_at: no periodic scan of every plan.
-        await queue.enqueue(
+        await jobs.EXPIRE.enqueue(
             session,
-            EXPIRE_JOB,
-            {"plan_id": str(created.id)},
+            jobs.PlanJob(str(created.id)),
             livemode=created.livemode,
             now=now,
             delay=(expires_at - now).total_seconds(),

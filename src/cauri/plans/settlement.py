@@ -42,13 +42,10 @@ from cauri.models import InstallmentPlan, Payment
 from cauri.models.plans import PlanStatus
 from cauri.operators import catalogue
 from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
+from cauri.plans import jobs
 from cauri.runtime import Runtime
-from cauri.worker import queue
 
 PLAN_REFUND = "plan_refund"  # the subject kind of a cancellation refund's operator call
-REFUND_JOB = "plans.refund"
-REFUND_STATUS_JOB = "plans.refund_status"
-REFUND_LATE_JOB = "plans.refund_late_instalment"
 
 EXPIRED_REASON = "expired"
 # Why a plan is failed for support (refund_failure_reason), besides an operator's own reason.
@@ -105,10 +102,9 @@ async def begin_cancellation(
         plan.refund_operator = last.operator
         plan.refund_phone_number = last.phone_number if refundable_by_operator(last) else None
     await session.flush()
-    await queue.enqueue(
+    await jobs.REFUND.enqueue(
         session,
-        REFUND_JOB,
-        {"plan_id": str(plan.id)},
+        jobs.PlanJob(str(plan.id)),
         livemode=plan.livemode,
         now=runtime.clock.now(),
     )
@@ -152,10 +148,9 @@ async def instalment_settled(
     if outcome is Outcome.SUCCEEDED and plan.cancelled_at is not None:
         await _book_instalment(session, plan, payment, now, late=True)
         if refundable_by_operator(payment):
-            await queue.enqueue(
+            await jobs.REFUND_LATE_INSTALMENT.enqueue(
                 session,
-                REFUND_LATE_JOB,
-                {"payment_id": str(payment.id)},
+                jobs.InstalmentJob(str(payment.id)),
                 livemode=payment.livemode,
                 now=now,
             )
@@ -350,10 +345,9 @@ async def _apply(
     elif result.outcome is Outcome.FAILED:
         _fail(plan, result.reason or "disbursement_failed")
     elif result.check_after is not None:
-        await queue.enqueue(
+        await jobs.REFUND_STATUS.enqueue(
             session,
-            REFUND_STATUS_JOB,
-            {"plan_id": str(plan.id)},
+            jobs.PlanJob(str(plan.id)),
             livemode=plan.livemode,
             now=now,
             delay=result.check_after,

@@ -35,10 +35,9 @@ from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
 from cauri.payments.schemas import payment_object
 from cauri.payments.service import payments
 from cauri.plans import settlement as plan_settlement
+from cauri.refunds import jobs
 from cauri.refunds.schemas import refund_object
 from cauri.runtime import Runtime
-
-CHECK_STATUS_JOB = "refunds.check_status"
 
 
 def _source(refund: Refund) -> Holder:
@@ -59,7 +58,7 @@ _FLOW = lifecycle.Flow(
     model=Refund,
     movement=Movement.REFUNDED,
     action=Action.REFUND,
-    check_job=CHECK_STATUS_JOB,
+    check_job=jobs.CHECK_STATUS,
     source=_source,
     fee=lambda refund: 0,
     request=_request,

@@ -11,8 +11,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.webhooks import DELIVER_JOB
-from cauri.worker import queue
+from cauri.webhooks import jobs
 
 
 def endpoint_group(merchant_id: str, livemode: bool) -> str:
@@ -29,10 +28,9 @@ async def enqueue_attempt(
     now: datetime,
     delay: float = 0,
 ) -> None:
-    await queue.enqueue(
+    await jobs.DELIVER.enqueue(
         session,
-        DELIVER_JOB,
-        {"delivery_id": str(delivery_id), "attempt": attempt},
+        jobs.Attempt(str(delivery_id), attempt),
         livemode=livemode,
         group=endpoint_group(merchant_id, livemode),
         now=now,

@@ -10,17 +10,17 @@ endpoint whose breaker is open gets no call: the attempt is postponed (cauri.web
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.runtime import Runtime
-from cauri.webhooks import DELIVER_JOB, breaker, delivery, service
+from cauri.webhooks import breaker, delivery, jobs, service
+from cauri.worker.jobs import Job
 
 
-async def deliver(session: AsyncSession, runtime: Runtime, payload: dict[str, Any]) -> None:
+async def deliver(session: AsyncSession, runtime: Runtime, job: jobs.Attempt) -> None:
     pending = await service.pending_attempt(
-        runtime.sessionmaker, uuid.UUID(payload["delivery_id"]), int(payload["attempt"])
+        runtime.sessionmaker, uuid.UUID(job.delivery_id), job.attempt
     )
     if pending is None:
         return
@@ -41,4 +41,4 @@ async def deliver(session: AsyncSession, runtime: Runtime, payload: dict[str, An
     await service.record_attempt(session, runtime, pending, started_at, outcome)
 
 
-HANDLERS = {DELIVER_JOB: deliver}
+JOBS = (Job(jobs.DELIVER, deliver),)

@@ -1,14 +1,21 @@
 """Job lanes: money jobs never wait behind webhook deliveries, live jobs never behind test.
 
-A job's lane is decided at enqueue from its kind and environment and stored on its row; the
-worker claims each lane separately, within that lane's share of its concurrency, so a
-backlog in one lane cannot take another lane's slots. Every kind but a webhook delivery is a
-money job (payout sends, refunds, plan expiry and plan refunds, status checks).
+A job's lane is decided at enqueue from its kind's family and its environment and stored on
+its row; the worker claims each lane separately, within that lane's share of its
+concurrency, so a backlog in one lane cannot take another lane's slots. Every kind but a
+webhook delivery is a money job (payout sends, refunds, plan expiry and plan refunds,
+status checks and operator status queries).
 """
 
 from __future__ import annotations
 
-from cauri.webhooks import DELIVER_JOB
+from enum import StrEnum
+
+
+class Family(StrEnum):
+    MONEY = "money"
+    WEBHOOKS = "webhooks"
+
 
 MONEY_LIVE = "money-live"
 MONEY_TEST = "money-test"
@@ -22,11 +29,9 @@ SHARES = {MONEY_LIVE: 0.25, MONEY_TEST: 0.125, WEBHOOKS_LIVE: 0.5, WEBHOOKS_TEST
 # Lanes whose jobs carry a group (a webhook endpoint), claimed under the per-group cap.
 GROUPED = frozenset({WEBHOOKS_LIVE, WEBHOOKS_TEST})
 
-_WEBHOOK_KINDS = frozenset({DELIVER_JOB})
 
-
-def lane_of(kind: str, *, livemode: bool) -> str:
-    if kind in _WEBHOOK_KINDS:
+def lane_of(family: Family, *, livemode: bool) -> str:
+    if family is Family.WEBHOOKS:
         return WEBHOOKS_LIVE if livemode else WEBHOOKS_TEST
     return MONEY_LIVE if livemode else MONEY_TEST
 

@@ -113,14 +113,16 @@ async def enqueue(
     delay: float = 0,
     max_attempts: int = 10,
     group: str | None = None,
+    family: lanes.Family = lanes.Family.MONEY,
 ) -> int:
-    """Inserts a job in the caller's transaction; its lane follows from `kind` and
-    `livemode`. Jobs of one `group` run at most CAURI_WEBHOOK_ENDPOINT_CONCURRENCY at once."""
+    """Inserts a job in the caller's transaction; its lane follows from `family` and
+    `livemode`. Jobs of one `group` run at most CAURI_WEBHOOK_ENDPOINT_CONCURRENCY at once.
+    Domains queue through their typed kinds (cauri.worker.jobs)."""
     result = await session.execute(
         _ENQUEUE,
         {
             "kind": kind,
-            "lane": lanes.lane_of(kind, livemode=livemode),
+            "lane": lanes.lane_of(family, livemode=livemode),
             "group_key": group,
             "payload": json.dumps(payload),
             "run_at": now + timedelta(seconds=delay),

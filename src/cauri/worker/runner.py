@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
 from cauri.worker import lanes, queue
-from cauri.worker.handlers import Handler
+from cauri.worker.jobs import Handler
 
 log = structlog.get_logger("cauri.worker")
 

@@ -1,0 +1,32 @@
+"""Every job kind of the service and the handler that runs it: the worker's table, built at
+the composition root so that the worker itself imports no domain."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from cauri.calls.tasks import JOBS as CALL_JOBS
+from cauri.payments.tasks import JOBS as PAYMENT_JOBS
+from cauri.payouts.tasks import JOBS as PAYOUT_JOBS
+from cauri.plans.tasks import JOBS as PLAN_JOBS
+from cauri.refunds.tasks import JOBS as REFUND_JOBS
+from cauri.webhooks.tasks import JOBS as WEBHOOK_JOBS
+from cauri.worker.jobs import Handler, Job
+
+ALL: tuple[Job[Any], ...] = (
+    *CALL_JOBS,
+    *PAYMENT_JOBS,
+    *PAYOUT_JOBS,
+    *PLAN_JOBS,
+    *REFUND_JOBS,
+    *WEBHOOK_JOBS,
+)
+
+
+def handlers(extra: Iterable[Job[Any]] = ()) -> Mapping[str, Handler]:
+    """By kind name; `extra` adds kinds (tests run slow ones in a real worker process)."""
+    every = (*ALL, *extra)
+    table = {job.kind.name: job.run for job in every}
+    assert len(table) == len(every), "a job kind is declared twice"
+    return table
