@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from cauri.balance.schemas import balance_object
 from cauri.balance.service import merchant_balances
-from cauri.kit.http import SessionDep, UnitOfWorkRoute, ok
+from cauri.http import SessionDep, UnitOfWorkRoute, ok
 from cauri.merchants.auth import CallerDep
 
 router = APIRouter(route_class=UnitOfWorkRoute, tags=["balance"])

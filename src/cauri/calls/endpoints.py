@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from cauri.calls import service as calls
-from cauri.kit.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
+from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 
 router = APIRouter(route_class=UnitOfWorkRoute, tags=["operator callbacks"])
 

@@ -4,7 +4,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from cauri.kit.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
+from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.merchants.auth import CallerDep
 from cauri.merchants.contract import open_modes
 from cauri.operators.catalogue import COUNTRY_NAMES, ModeType, filtered

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from cauri.events import service
-from cauri.kit.http import SessionDep, UnitOfWorkRoute, ok
+from cauri.http import SessionDep, UnitOfWorkRoute, ok
 from cauri.kit.pagination import PageDep, listing
 from cauri.merchants.auth import CallerDep
 

@@ -8,8 +8,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlalchemy import bindparam, select
 
+from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import KeyExpired, MerchantInactive, Unauthorized
-from cauri.kit.http import RuntimeDep, SessionDep
 from cauri.merchants import keys
 from cauri.models import ApiKey, Merchant
 

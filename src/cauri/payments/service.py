@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -25,7 +25,6 @@ from cauri.models import Payment
 from cauri.operators.protocol import Collection, OperatorResult, Outcome
 from cauri.payments import jobs, rules
 from cauri.payments.schemas import PaymentCreate, PaymentFields, payment_object
-from cauri.plans import settlement as plan_settlement
 from cauri.runtime import Runtime
 from cauri.webhooks import url_safety
 
@@ -87,7 +86,14 @@ def _payment_url(base_url: str | None, payment_id: uuid.UUID) -> str:
     return f"{base_url.rstrip('/')}/pay/{payment_id}"
 
 
+# What becomes of an instalment's money: the plans domain says (it registers itself here, so
+# that payments need not know plans).
+InstalmentSettled = Callable[[AsyncSession, Runtime, Payment, Outcome], Awaitable[None]]
+
+
 class PaymentService:
+    instalment_settled: InstalmentSettled | None = None
+
     async def create(
         self,
         session: AsyncSession,
@@ -310,7 +316,9 @@ class PaymentService:
         """What a payment now in its final state brings: its money, its event."""
         if payment.plan_id is not None:
             # An instalment's money goes to its plan's escrow, and may complete the plan.
-            await plan_settlement.instalment_settled(session, runtime, payment, outcome)
+            if self.instalment_settled is None:
+                raise RuntimeError("the plans domain is not loaded: an instalment cannot settle")
+            await self.instalment_settled(session, runtime, payment, outcome)
         elif outcome is Outcome.SUCCEEDED:
             await self._book(session, payment, now)
         await session.flush()

@@ -5,8 +5,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
+from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.kit.errors import NotFound
-from cauri.kit.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.kit.pagination import PageDep, listing
 from cauri.merchants.auth import CallerDep
 from cauri.operators.protocol import Outcome

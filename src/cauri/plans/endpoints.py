@@ -7,8 +7,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Request
 from fastapi.responses import JSONResponse
 
+from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.kit.errors import NotFound
-from cauri.kit.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.kit.pagination import PageDep, listing
 from cauri.merchants.auth import CallerDep
 from cauri.payments.endpoints import public_base_url

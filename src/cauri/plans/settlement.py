@@ -42,6 +42,7 @@ from cauri.models import InstallmentPlan, Payment
 from cauri.models.plans import PlanStatus
 from cauri.operators import catalogue
 from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
+from cauri.payments.service import payments
 from cauri.plans import jobs
 from cauri.runtime import Runtime
 
@@ -356,3 +357,4 @@ async def _apply(
 
 
 calls.register(PLAN_REFUND, apply_refund_answer)
+payments.instalment_settled = instalment_settled

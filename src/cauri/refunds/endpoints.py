@@ -4,7 +4,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body
 
-from cauri.kit.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
+from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.merchants.auth import CallerDep
 from cauri.refunds.schemas import RefundCreate, refund_object
 from cauri.refunds.service import refunds

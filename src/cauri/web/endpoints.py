@@ -20,8 +20,8 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import Conflict, NotFound
-from cauri.kit.http import RuntimeDep, SessionDep
 from cauri.kit.ids import parse_uuid
 from cauri.models import InstallmentPlan, Merchant, Payment
 from cauri.operators import catalogue

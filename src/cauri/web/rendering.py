@@ -14,9 +14,9 @@ from fastapi import Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.templating import Jinja2Templates
 
+from cauri.http import UnitOfWorkRoute
 from cauri.kit.error_handlers import validation_error
 from cauri.kit.errors import CauriError
-from cauri.kit.http import UnitOfWorkRoute
 from cauri.kit.money import EXPONENT
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")

@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from cauri.kit.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
+from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.kit.pagination import PageDep, listing
 from cauri.merchants.auth import CallerDep
 from cauri.webhooks import service
