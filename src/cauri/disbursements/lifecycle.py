@@ -22,7 +22,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.calls import requests
@@ -34,6 +33,7 @@ from cauri.kit.errors import CauriError, InsufficientFunds
 from cauri.ledger import movements
 from cauri.ledger.movements import Holder, Movement
 from cauri.ledger.service import Overdraft
+from cauri.models import lookups
 from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
 from cauri.operators.registry import Routed
 from cauri.runtime import Runtime
@@ -99,15 +99,7 @@ class Flow(Generic[Row]):
         return self.movement.value
 
     async def lock(self, session: AsyncSession, reference: str) -> Row | None:
-        # populate_existing: the state checked under the lock is the one after the wait.
-        return (
-            await session.scalars(
-                select(self.model)
-                .filter_by(reference=reference)
-                .with_for_update()
-                .execution_options(populate_existing=True)
-            )
-        ).one_or_none()
+        return await lookups.locked(session, self.model, self.model.reference == reference)
 
     async def debit(self, session: AsyncSession, row: Row, at: datetime) -> None:
         """Takes the row's money out: the source must cover it, else 402

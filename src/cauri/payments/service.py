@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,7 +20,7 @@ from cauri.kit.pagination import Page, paginate
 from cauri.ledger import movements
 from cauri.merchants.auth import Caller
 from cauri.merchants.contract import payment_terms
-from cauri.models import Payment
+from cauri.models import Payment, lookups
 from cauri.operators.protocol import Collection, OperatorResult, Outcome
 from cauri.payments import jobs, rules
 from cauri.payments.schemas import PaymentCreate, PaymentFields, payment_object
@@ -345,22 +344,15 @@ class PaymentService:
 
     async def get(self, session: AsyncSession, caller: Caller, reference: str) -> Payment:
         """By reference or by the merchant's external_id, within the caller's environment."""
-        as_uuid = parse_uuid(reference)
-        match = Payment.external_id == reference
-        if as_uuid is not None:
-            match = or_(Payment.id == as_uuid, match)
-        payment = (
-            await session.scalars(
-                select(Payment)
-                .where(
-                    Payment.merchant_id == caller.merchant_id,
-                    Payment.livemode == caller.livemode,
-                    match,
-                )
-                .order_by(Payment.id != as_uuid if as_uuid else Payment.created_at)
-                .limit(1)
-            )
-        ).one_or_none()
+        payment = await lookups.owned(
+            session,
+            Payment,
+            Payment.id,
+            parse_uuid(reference),
+            merchant_id=caller.merchant_id,
+            livemode=caller.livemode,
+            reference=reference,
+        )
         if payment is None:
             raise NotFound("Paiement introuvable.")
         return payment
@@ -386,16 +378,7 @@ class PaymentService:
         )
 
     async def lock(self, session: AsyncSession, payment_id: uuid.UUID) -> Payment | None:
-        # populate_existing: a caller that read the payment before (the hosted page, a test
-        # helper) holds it in the session; without a refresh, the status checked under the
-        # lock would be the one read before waiting for it, and a payment could settle twice.
-        statement = (
-            select(Payment)
-            .where(Payment.id == payment_id)
-            .with_for_update()
-            .execution_options(populate_existing=True)
-        )
-        return (await session.scalars(statement)).one_or_none()
+        return await lookups.locked(session, Payment, Payment.id == payment_id)
 
     async def check_status(
         self, session: AsyncSession, runtime: Runtime, payment_id: uuid.UUID

@@ -17,7 +17,7 @@ from datetime import timedelta
 from functools import partial
 from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -41,7 +41,7 @@ from cauri.ledger import movements
 from cauri.ledger.movements import Holder, Movement
 from cauri.merchants.auth import Caller
 from cauri.merchants.contract import PAYOUT, terms_for
-from cauri.models import Merchant, Payout
+from cauri.models import Merchant, Payout, lookups
 from cauri.operators import catalogue
 from cauri.operators.catalogue import PaymentMode
 from cauri.operators.protocol import OperatorResult, Outcome
@@ -247,18 +247,15 @@ class PayoutService:
 
     async def get(self, session: AsyncSession, caller: Caller, reference: str) -> Payout:
         """By reference or by the merchant's external_id, within the caller's environment."""
-        payout = (
-            await session.scalars(
-                select(Payout)
-                .where(
-                    Payout.merchant_id == caller.merchant_id,
-                    Payout.livemode == caller.livemode,
-                    or_(Payout.reference == reference, Payout.external_id == reference),
-                )
-                .order_by(Payout.reference != reference)
-                .limit(1)
-            )
-        ).one_or_none()
+        payout = await lookups.owned(
+            session,
+            Payout,
+            Payout.reference,
+            reference,
+            merchant_id=caller.merchant_id,
+            livemode=caller.livemode,
+            reference=reference,
+        )
         if payout is None:
             raise NotFound("Transfert introuvable.")
         return payout

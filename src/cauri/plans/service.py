@@ -11,7 +11,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -27,7 +27,7 @@ from cauri.kit.money import (
 )
 from cauri.kit.pagination import Page, paginate
 from cauri.merchants.auth import Caller
-from cauri.models import InstallmentPlan, Payment, PlatformSettings
+from cauri.models import InstallmentPlan, Payment, PlatformSettings, lookups
 from cauri.models.plans import PlanStatus
 from cauri.operators.protocol import Outcome
 from cauri.payments.schemas import PaymentFields
@@ -130,24 +130,16 @@ class PlanService:
         self, session: AsyncSession, caller: Caller, reference: str, *, lock: bool = False
     ) -> InstallmentPlan:
         """By reference or by the merchant's external_id, within the caller's environment."""
-        as_uuid = parse_uuid(reference)
-        match = InstallmentPlan.external_id == reference
-        if as_uuid is not None:
-            match = or_(InstallmentPlan.id == as_uuid, match)
-        statement = (
-            select(InstallmentPlan)
-            .where(
-                InstallmentPlan.merchant_id == caller.merchant_id,
-                InstallmentPlan.livemode == caller.livemode,
-                match,
-            )
-            # A reference wins over an external_id that happens to spell the same UUID.
-            .order_by(InstallmentPlan.id != as_uuid if as_uuid else InstallmentPlan.created_at)
-            .limit(1)
+        plan = await lookups.owned(
+            session,
+            InstallmentPlan,
+            InstallmentPlan.id,
+            parse_uuid(reference),
+            merchant_id=caller.merchant_id,
+            livemode=caller.livemode,
+            reference=reference,
+            lock=lock,
         )
-        if lock:
-            statement = statement.with_for_update().execution_options(populate_existing=True)
-        plan = (await session.scalars(statement)).one_or_none()
         if plan is None:
             raise NotFound("Plan de paiement introuvable.")
         return plan

@@ -38,7 +38,7 @@ from cauri.calls.requests import Action
 from cauri.kit.money import percent_of
 from cauri.ledger import movements
 from cauri.ledger.movements import Holder, Movement
-from cauri.models import InstallmentPlan, Payment
+from cauri.models import InstallmentPlan, Payment, lookups
 from cauri.models.plans import PlanStatus
 from cauri.operators import catalogue
 from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
@@ -56,14 +56,7 @@ LATE_REFUND_FAILED = "late_instalment_refund_failed"
 
 
 async def lock(session: AsyncSession, plan_id: uuid.UUID) -> InstallmentPlan | None:
-    # populate_existing: the session may hold the plan as read before waiting for the lock.
-    statement = (
-        select(InstallmentPlan)
-        .where(InstallmentPlan.id == plan_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
-    return (await session.scalars(statement)).one_or_none()
+    return await lookups.locked(session, InstallmentPlan, InstallmentPlan.id == plan_id)
 
 
 def escrow(plan: InstallmentPlan) -> Holder:
