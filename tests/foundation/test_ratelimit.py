@@ -210,3 +210,16 @@ def test_client_ip(peer: str | None, forwarded_for: str | None, expected: str) -
 def test_no_trusted_proxies_means_the_peer() -> None:
     assert trusted_networks("") == []
     assert client_ip("10.0.0.1", "198.51.100.1", trusted_networks(" ")) == "10.0.0.1"
+
+
+async def test_operator_callbacks_have_their_own_bucket(runtime: Runtime) -> None:
+    """An operator settling a burst neither takes a merchant's budget on a shared address nor
+    is refused at the merchants' rate; its own bucket has a limit too."""
+    app = app_with(runtime, rate_limit="3/minute", callback_rate_limit="5/minute")
+    async with client_of(app) as client:
+        await spend(client, 3)
+        assert_limited(await client.get(f"{API}/payment-modes"))
+        for _ in range(5):
+            notice = await client.post(f"{API}/operator-callbacks/mtn", content=b"{}")
+            assert notice.status_code == 404  # no such operator here, but not limited
+        assert_limited(await client.post(f"{API}/operator-callbacks/mtn", content=b"{}"))
