@@ -50,7 +50,6 @@ app.add_typer(routes_cli, name="routes")
 app.add_typer(exchanges_cli, name="exchanges")
 
 
-
 @app.callback()
 def _settings_are_valid() -> None:
     """Cauri payment service."""
