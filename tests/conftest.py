@@ -25,9 +25,7 @@ from cauri.jobs import handlers
 from cauri.kit import embedded_pg, migrate
 from cauri.kit.clock import ManualClock
 from cauri.kit.db import as_asyncpg, make_engine, make_sessionmaker
-from cauri.operators.registry import OperatorRegistry
-from cauri.operators.simulator import Simulator
-from cauri.runtime import Runtime
+from cauri.runtime import Runtime, operator_registry
 from cauri.worker.runner import Worker
 
 
@@ -75,6 +73,9 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
     await engine.dispose()
 
 
+# Encrypts the connector accounts' secrets in tests (CAURI_SECRET_KEY).
+TEST_SECRET_KEY = "test-secret-key-of-at-least-32-characters"
+
 TABLES_KEPT = {"alembic_version"}
 
 
@@ -104,6 +105,7 @@ def clock() -> ManualClock:
 def settings(database_url: str) -> Settings:
     return Settings(
         database_url=database_url,
+        secret_key=TEST_SECRET_KEY,
         rate_limit="100000/minute",
         webhook_allow_private=True,
     )
@@ -116,7 +118,7 @@ def runtime(settings: Settings, engine: AsyncEngine, clock: ManualClock) -> Runt
         clock=clock,
         engine=engine,
         sessionmaker=make_sessionmaker(engine),
-        operators=OperatorRegistry(Simulator(settings.test_settle_delay)),
+        operators=operator_registry(settings),
     )
 
 

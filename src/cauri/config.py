@@ -8,6 +8,8 @@ from pathlib import Path
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+SECRET_KEY_MIN_LENGTH = 32
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CAURI_", extra="ignore")
@@ -43,6 +45,12 @@ class Settings(BaseSettings):
     operator_poll_delays: str = "30,120,600,3600"
     operator_poll_interval: float = 6 * 3600.0
     operator_poll_horizon: float = 7 * 86400.0
+    # Encrypts connector credentials at rest (cauri.connectors.secrets); 32+ characters.
+    # Required once a live connector is added or built.
+    secret_key: str | None = Field(default=None, repr=False)
+    # Seconds for a whole exchange with an operator, and for its TCP connection within it.
+    operator_timeout: float = Field(default=30.0, gt=0)
+    operator_connect_timeout: float = Field(default=5.0, gt=0)
     log_json: bool = False
     # Set by `cauri serve --no-worker`; read by each server process.
     run_worker: bool = True
@@ -54,6 +62,16 @@ class Settings(BaseSettings):
     @classmethod
     def _delays_are_numbers(cls, value: str) -> str:
         [float(part) for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("secret_key")
+    @classmethod
+    def _secret_key_is_long(cls, value: str | None) -> str | None:
+        if value is not None and len(value) < SECRET_KEY_MIN_LENGTH:
+            raise ValueError(
+                f"CAURI_SECRET_KEY must be at least {SECRET_KEY_MIN_LENGTH} characters long "
+                f"(it has {len(value)}); e.g. the output of `openssl rand -hex 32`"
+            )
         return value
 
     @property

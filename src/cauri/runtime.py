@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from cauri.config import Settings
+from cauri.connectors.registry import OperatorRegistry
 from cauri.kit.clock import Clock, SystemClock
 from cauri.kit.db import database_url, make_engine, make_sessionmaker
-from cauri.operators.registry import OperatorRegistry
 from cauri.operators.simulator import Simulator
 
 
@@ -31,8 +31,18 @@ class Runtime:
             clock=clock or SystemClock(),
             engine=engine,
             sessionmaker=make_sessionmaker(engine),
-            operators=OperatorRegistry(Simulator(settings.test_settle_delay)),
+            operators=operator_registry(settings),
         )
 
     async def close(self) -> None:
+        await self.operators.aclose()
         await self.engine.dispose()
+
+
+def operator_registry(settings: Settings) -> OperatorRegistry:
+    return OperatorRegistry(
+        Simulator(settings.test_settle_delay),
+        secret_key=settings.secret_key,
+        timeout=settings.operator_timeout,
+        connect_timeout=settings.operator_connect_timeout,
+    )

@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
+from cauri.connectors.registry import OperatorRegistry
 from cauri.operators.protocol import Outcome
-from cauri.operators.registry import OperatorRegistry
 from cauri.runtime import Runtime
 from tests.payments.builders import (
     PAYMENT_MODES,

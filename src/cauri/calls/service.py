@@ -32,11 +32,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.calls import jobs, requests, schedule
 from cauri.calls.requests import Action, Request
+from cauri.connectors.registry import ADAPTER_PREFIX, Routed
 from cauri.kit.errors import NotFound, Unauthorized
 from cauri.kit.ids import parse_uuid
 from cauri.models import OperatorExchange, OperatorOperation
 from cauri.operators.protocol import Exchange, OperatorResult, Outcome
-from cauri.operators.registry import Routed
 from cauri.runtime import Runtime
 
 log = structlog.get_logger("cauri.calls")
@@ -311,7 +311,10 @@ async def receive_callback(
     operation; an unverified one (MTN signs nothing) only prompts a status query, so a
     forged notice can never mark anything paid. One about no pending operation of this
     connector (unknown, already settled, a duplicate) changes nothing."""
-    routed = await runtime.operators.by_name(session, connector)
+    # An adapter registered in process is called back under its operator code.
+    routed = await runtime.operators.by_name(session, connector) or await runtime.operators.by_name(
+        session, ADAPTER_PREFIX + connector
+    )
     if routed is None or routed.adapter.decides_offline:
         raise NotFound("Aucun opérateur configuré sous ce nom.")
     update_ = await routed.adapter.parse_callback(headers, body)

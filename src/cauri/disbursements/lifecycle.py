@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.calls import requests
 from cauri.calls import service as calls
 from cauri.calls.requests import Action
+from cauri.connectors.registry import Routed
 from cauri.disbursements.jobs import RowJob
 from cauri.events import service as events
 from cauri.kit.errors import CauriError, InsufficientFunds
@@ -35,7 +36,6 @@ from cauri.ledger.movements import Holder, Movement
 from cauri.ledger.service import Overdraft
 from cauri.models import lookups
 from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
-from cauri.operators.registry import Routed
 from cauri.runtime import Runtime
 from cauri.worker.jobs import JobKind
 

@@ -9,10 +9,10 @@ from decimal import Decimal
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.connectors.registry import OperatorRegistry
 from cauri.kit.errors import InvalidRequest
 from cauri.kit.money import FIXED_FEE_CURRENCIES, fee_for, fixed_fee_currency, to_major
 from cauri.operators.catalogue import PaymentMode
-from cauri.operators.registry import OperatorRegistry
 
 PAYOUT = "payout"
 
@@ -75,11 +75,11 @@ async def open_modes(
 ) -> list[tuple[PaymentMode, Terms]]:
     """The modes of `modes` open to the account in this environment, with its terms."""
     terms = await _terms(session, merchant_id, [m.operator.lower() for m in modes])
+    routed = await operators.routed(session, "collect", livemode)
     return [
         (mode, terms[mode.operator.lower()])
         for mode in modes
-        if not terms[mode.operator.lower()].disabled
-        and operators.adapter(mode.operator, livemode) is not None
+        if not terms[mode.operator.lower()].disabled and mode.operator.lower() in routed
     ]
 
 
@@ -92,7 +92,7 @@ async def payment_terms(
 ) -> Terms:
     """The terms of one mode, or a 422 when the mode is not open to the account."""
     terms = await terms_for(session, merchant_id, mode.operator.lower())
-    if terms.disabled or operators.adapter(mode.operator, livemode) is None:
+    if terms.disabled or await operators.route(session, mode.operator, "collect", livemode) is None:
         raise InvalidRequest.field(
             "operator", f"Le moyen de paiement {mode.operator} n'est pas ouvert sur ce compte."
         )

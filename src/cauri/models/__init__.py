@@ -1,6 +1,7 @@
 """All tables; importing this module registers them on `Base.metadata` (for Alembic)."""
 
 from cauri.models.base import Base
+from cauri.models.connectors import ConnectorAccount, OperatorRoute
 from cauri.models.events import Event, WebhookEndpoint
 from cauri.models.jobs import Job
 from cauri.models.ledger import LedgerAccount, LedgerPosting, LedgerTransaction
@@ -16,6 +17,7 @@ from cauri.models.webhooks import WebhookAttempt, WebhookDelivery
 __all__ = [
     "ApiKey",
     "Base",
+    "ConnectorAccount",
     "Event",
     "FeeRule",
     "InstallmentPlan",
@@ -26,6 +28,7 @@ __all__ = [
     "Merchant",
     "OperatorExchange",
     "OperatorOperation",
+    "OperatorRoute",
     "Payment",
     "Payout",
     "PlatformSettings",

@@ -13,9 +13,11 @@ from decimal import Decimal
 from typing import Annotated, Any, TypeVar
 
 import typer
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.balance.service import credit as credit_balance
+from cauri.cli.connectors import connectors_cli, exchanges_cli, routes_cli
 from cauri.config import get_settings
 from cauri.kit import migrate as migrations
 from cauri.kit.db import database_url, unit_of_work
@@ -43,6 +45,22 @@ settings_cli = typer.Typer(no_args_is_help=True, help="Platform-wide settings.")
 app.add_typer(merchants_cli, name="merchants")
 app.add_typer(keys_cli, name="keys")
 app.add_typer(settings_cli, name="settings")
+app.add_typer(connectors_cli, name="connectors")
+app.add_typer(routes_cli, name="routes")
+app.add_typer(exchanges_cli, name="exchanges")
+
+
+@app.callback()
+def _settings_are_valid() -> None:
+    """Cauri payment service."""
+    try:
+        get_settings()
+    except ValidationError as error:
+        for problem in error.errors():
+            name = "CAURI_" + "_".join(str(part) for part in problem["loc"]).upper()
+            typer.echo(f"{name}: {problem['msg']}", err=True)
+        raise typer.Exit(2) from None
+
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 _FIXED_CURRENCY_HELP = "The currency of the fixed amounts given: XOF (also XAF's), EUR or USD."

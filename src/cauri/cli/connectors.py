@@ -1,0 +1,344 @@
+"""`cauri connectors …`, `cauri routes …`, `cauri exchanges list`: live money's connectors,
+configured by the platform's staff. What they change lives in the database; running servers
+use it at their next resolution. No secret is ever printed: secrets are read from files (or
+stdin), never from the command line, and only their names are shown."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.config import get_settings
+from cauri.connectors.errors import ConnectorError
+from cauri.connectors.kinds import ACTIONS
+from cauri.connectors.service import AccountView, OperationView, callback_url, connectors
+from cauri.kit.db import unit_of_work
+from cauri.runtime import Runtime
+
+connectors_cli = typer.Typer(no_args_is_help=True, help="Connector accounts (live money).")
+routes_cli = typer.Typer(
+    no_args_is_help=True, help="Which connector carries each operator's operations (live)."
+)
+exchanges_cli = typer.Typer(no_args_is_help=True, help="What was exchanged with operators.")
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+
+
+def _fail(error: ConnectorError) -> typer.Exit:
+    typer.echo(json.dumps(error.envelope(), ensure_ascii=False), err=True)
+    return typer.Exit(1)
+
+
+def _in_transaction(work: Any) -> Any:
+    from cauri.cli import _in_transaction as in_transaction
+
+    return in_transaction(work)
+
+
+def _echo_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, default=str))
+
+
+def _pairs(values: list[str], option: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for value in values:
+        key, sep, rest = value.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise typer.BadParameter(f"NAME=VALUE, not {value!r}", param_hint=option)
+        if key in pairs:
+            raise typer.BadParameter(f"{key} given twice", param_hint=option)
+        pairs[key] = rest
+    return pairs
+
+
+def _read_secrets(values: list[str]) -> dict[str, str]:
+    """NAME=@FILE (the file's content, without its final line break) or NAME=@- (stdin).
+    Never the value itself: it would sit in the shell's history and the process list."""
+    secrets: dict[str, str] = {}
+    stdin_used = False
+    for value in values:
+        name, sep, source = value.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise typer.BadParameter("NAME=@FILE or NAME=@-", param_hint="--secret")
+        if name in secrets:
+            raise typer.BadParameter(f"{name} given twice", param_hint="--secret")
+        if not source.startswith("@"):
+            # The value is not repeated here: it is a secret.
+            raise typer.BadParameter(
+                f"{name}: a secret is never given on the command line (it would stay in the "
+                f"shell history); write it to a file and pass {name}=@FILE, or {name}=@- to "
+                "read it from stdin",
+                param_hint="--secret",
+            )
+        path = source[1:]
+        if path == "-":
+            if stdin_used:
+                raise typer.BadParameter("only one secret can be read from stdin (@-)")
+            stdin_used = True
+            content = sys.stdin.read()
+        else:
+            try:
+                content = Path(path).read_text()
+            except OSError as exc:
+                raise typer.BadParameter(
+                    f"{name}: cannot read {path}: {exc.strerror}", param_hint="--secret"
+                ) from None
+        content = content.removesuffix("\n").removesuffix("\r")
+        if not content:
+            raise typer.BadParameter(f"{name}: the secret is empty", param_hint="--secret")
+        secrets[name] = content
+    return secrets
+
+
+def account_row(view: AccountView, public_url: str | None) -> dict[str, Any]:
+    """What `connectors list` shows of an account: never a secret's value."""
+    account = view.account
+    return {
+        "name": account.name,
+        "kind": account.kind,
+        "environment": account.environment,
+        "base_url": account.base_url,
+        "settings": dict(account.settings),
+        "secret_names": list(account.secret_names),
+        "routes": [{"operator": op, "action": action} for op, action in view.routes],
+        "callback_url": callback_url(public_url, account.name),
+        "created_at": account.created_at.isoformat(),
+        "updated_at": account.updated_at.isoformat(),
+    }
+
+
+@connectors_cli.command("add")
+def connectors_add(
+    name: str,
+    kind: Annotated[str, typer.Option(help="mtn_momo, …")],
+    environment: Annotated[str, typer.Option(help="sandbox or production")],
+    base_url: Annotated[str, typer.Option(help="The operator API's base URL.")],
+    setting: Annotated[
+        list[str] | None, typer.Option("--setting", help="NAME=VALUE; repeat.")
+    ] = None,
+    secret: Annotated[
+        list[str] | None,
+        typer.Option("--secret", help="NAME=@FILE, or NAME=@- for stdin; repeat."),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Adds a connector account, or replaces the one of that name (its routes are kept)."""
+    settings = _pairs(setting or [], "--setting")
+    secrets = _read_secrets(secret or [])
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        _, replaced = await connectors.add(
+            session,
+            name=name,
+            kind=kind,
+            environment=environment,
+            base_url=base_url,
+            settings=settings,
+            secrets=secrets,
+            secret_key=runtime.settings.secret_key,
+            now=runtime.clock.now(),
+        )
+        views = [v for v in await connectors.accounts(session) if v.account.name == name]
+        return account_row(views[0], runtime.settings.public_url) | {"replaced": replaced}
+
+    row = _in_transaction(work)
+    if as_json:
+        _echo_json(row)
+        return
+    verb = "replaced" if row["replaced"] else "added"
+    typer.echo(f"connector {row['name']} {verb} ({row['kind']}, {row['environment']})")
+    if row["callback_url"]:
+        typer.echo(f"callback_url: {row['callback_url']}")
+
+
+@connectors_cli.command("list")
+def connectors_list(as_json: JsonFlag = False) -> None:
+    """Every connector account, with the routes it carries; secrets by name only."""
+
+    async def work(session: AsyncSession, runtime: Runtime) -> list[dict[str, Any]]:
+        public_url = runtime.settings.public_url
+        return [account_row(view, public_url) for view in await connectors.accounts(session)]
+
+    rows: list[dict[str, Any]] = _in_transaction(work)
+    if as_json:
+        _echo_json(rows)
+        return
+    if not rows:
+        typer.echo("no connector account (cauri connectors add NAME …)")
+    for row in rows:
+        typer.echo(f"{row['name']}  {row['kind']}  {row['environment']}  {row['base_url']}")
+        settings = ", ".join(f"{k}={v}" for k, v in row["settings"].items()) or "-"
+        typer.echo(f"  settings: {settings}")
+        typer.echo(f"  secrets: {', '.join(row['secret_names']) or '-'}")
+        routes = ", ".join(f"{r['operator']} {r['action']}" for r in row["routes"]) or "-"
+        typer.echo(f"  routes: {routes}")
+        typer.echo(f"  callback_url: {row['callback_url'] or '- (CAURI_PUBLIC_URL is not set)'}")
+        typer.echo(f"  updated_at: {row['updated_at']}")
+
+
+@connectors_cli.command("check")
+def connectors_check(name: str, as_json: JsonFlag = False) -> None:
+    """Authenticates with the account and reads its balance or status; exit 1 if not ok."""
+    from cauri.cli import _resolved_url
+
+    async def run() -> dict[str, Any]:
+        runtime = Runtime.build(get_settings(), url=_resolved_url())
+        try:
+            async with unit_of_work(runtime.sessionmaker) as session:
+                await connectors.get(session, name)
+            # No transaction is held while the connector talks to the network.
+            async with runtime.sessionmaker() as session:
+                report = await connectors.check(session, runtime.operators, name)
+        finally:
+            await runtime.close()
+        return {
+            "name": name,
+            "ok": report.ok,
+            "detail": report.detail,
+            "facts": dict(report.facts or {}),
+        }
+
+    try:
+        result = asyncio.run(run())
+    except ConnectorError as error:
+        raise _fail(error) from error
+    if as_json:
+        _echo_json(result)
+    else:
+        typer.echo(f"{name}: {'ok' if result['ok'] else 'NOT OK'}: {result['detail']}")
+        for key, value in result["facts"].items():
+            typer.echo(f"  {key}: {value}")
+    if not result["ok"]:
+        raise typer.Exit(1)
+
+
+def _route_option(action: str) -> Any:
+    return typer.Option(f"--{action}", help=f"The connector that carries {action}, or none.")
+
+
+@routes_cli.command("set")
+def routes_set(
+    operator: str,
+    collect: Annotated[str | None, _route_option("collect")] = None,
+    disburse: Annotated[str | None, _route_option("disburse")] = None,
+    refund: Annotated[str | None, _route_option("refund")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Routes an operator's live operations to connector accounts; `none` removes a route,
+    an option not given keeps it."""
+    given = {"collect": collect, "disburse": disburse, "refund": refund}
+    changes = {
+        action: (None if value.lower() == "none" else value)
+        for action, value in given.items()
+        if value is not None
+    }
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        row = await connectors.set_routes(session, operator, changes, runtime.clock.now())
+        return {"operator": row.operator, **{a: row.connectors.get(a) for a in ACTIONS}}
+
+    result = _in_transaction(work)
+    if as_json:
+        _echo_json(result)
+    else:
+        _echo_route(result)
+
+
+def _echo_route(row: dict[str, Any]) -> None:
+    typer.echo(
+        f"{row['operator']}: " + "  ".join(f"{action}={row[action] or '-'}" for action in ACTIONS)
+    )
+
+
+@routes_cli.command("list")
+def routes_list(as_json: JsonFlag = False) -> None:
+    """Every operator with a route; an operator not listed is closed in live mode (unless
+    this deployment serves it in-process)."""
+
+    async def work(session: AsyncSession, _: Runtime) -> list[dict[str, Any]]:
+        return [
+            {"operator": row.operator, **{a: row.connectors.get(a) for a in ACTIONS}}
+            for row in await connectors.routes(session)
+        ]
+
+    rows: list[dict[str, Any]] = _in_transaction(work)
+    if as_json:
+        _echo_json(rows)
+        return
+    if not rows:
+        typer.echo("no route: every operator is closed in live mode")
+    for row in rows:
+        _echo_route(row)
+
+
+def operation_row(view: OperationView) -> dict[str, Any]:
+    op = view.operation
+    return {
+        "id": str(op.id),
+        "subject": op.subject,
+        "subject_ref": op.subject_ref,
+        "action": op.action,
+        "operator": op.operator,
+        "connector": op.connector,
+        "livemode": op.livemode,
+        "status": op.status,
+        "operator_reference": op.operator_reference,
+        "reason": op.reason,
+        "polls": op.polls,
+        "review_required_at": op.review_required_at and op.review_required_at.isoformat(),
+        "created_at": op.created_at.isoformat(),
+        "settled_at": op.settled_at and op.settled_at.isoformat(),
+        "exchanges": [
+            {
+                "action": ex.action,
+                "method": ex.method,
+                "url": ex.url,
+                "request_body": ex.request_body,
+                "response_status": ex.response_status,
+                "response_body": ex.response_body,
+                "duration_ms": ex.duration_ms,
+                "error": ex.error,
+                "created_at": ex.created_at.isoformat(),
+            }
+            for ex in view.exchanges
+        ],
+    }
+
+
+@exchanges_cli.command("list")
+def exchanges_list(reference: str, as_json: JsonFlag = False) -> None:
+    """The operator operations of a payment, payout (pyo_…), refund (re_…) or plan, each with
+    its HTTP exchanges in order (secrets were never recorded)."""
+
+    async def work(session: AsyncSession, _: Runtime) -> list[dict[str, Any]]:
+        return [operation_row(view) for view in await connectors.exchanges(session, reference)]
+
+    rows: list[dict[str, Any]] = _in_transaction(work)
+    if as_json:
+        _echo_json(rows)
+        return
+    if not rows:
+        typer.echo(f"no operator operation for {reference}")
+    for row in rows:
+        typer.echo(
+            f"{row['created_at']}  {row['action']} {row['operator']} via {row['connector']}: "
+            f"{row['status']}" + (f" ({row['reason']})" if row["reason"] else "")
+        )
+        for ex in row["exchanges"]:
+            answer = ex["response_status"] if ex["response_status"] is not None else "no answer"
+            typer.echo(
+                f"  {ex['created_at']}  {ex['action']}: {ex['method']} {ex['url']} -> {answer} "
+                f"in {ex['duration_ms']} ms" + (f" [{ex['error']}]" if ex["error"] else "")
+            )
+            if ex["request_body"]:
+                typer.echo(f"    sent: {ex['request_body']}")
+            if ex["response_body"]:
+                typer.echo(f"    received: {ex['response_body']}")
