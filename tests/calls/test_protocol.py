@@ -25,6 +25,7 @@ from tests.calls.builders import (
     poll_after,
     polls_queued,
 )
+from tests.connectors.builders import cauri
 from tests.payments.builders import merchant_available, pay
 from tests.payouts.builders import PAYOUTS, top_up
 from tests.support import MerchantKeys, assert_error, make_merchant, momo_body
@@ -293,3 +294,36 @@ async def test_a_refund_through_the_network_settles_by_its_polls(
     assert await status_of(client, merchant, f"refunds/{refund['reference']}") == "succeeded"
     assert await status_of(client, merchant, f"payments/{payment['reference']}") == "refunded"
     assert sent.reference != payment["reference"]
+
+
+async def test_an_operation_under_review_is_listed_and_settled_by_hand_once(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    network: ScriptedNetwork,
+    merchant: MerchantKeys,
+    database_url: str,
+) -> None:
+    network.send[NUMBER] = UNKNOWN
+    network.statuses[NUMBER] = [UNKNOWN]
+    payment = await live_payment(client, merchant)
+    while await polls_queued(runtime):
+        await poll_after(runtime, worker, 6 * 3600)
+    listed = await cauri(database_url, "exchanges", "review", "--json")
+    [operation] = listed.json()
+    assert operation["subject_ref"] == payment["reference"]
+    assert operation["review_required_at"] is not None
+    settled = await cauri(
+        database_url, "exchanges", "settle", operation["id"], "succeeded",
+        "--reason", "MTN support, ticket 4411: paid",
+    )  # fmt: skip
+    assert settled.exit_code == 0, settled.stderr
+    assert await status_of(client, merchant, f"payments/{payment['reference']}") == "succeeded"
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 1000
+    assert (await exchanges_of(runtime, payment["reference"]))[-1] == "manual_settlement"
+    again = await cauri(
+        database_url, "exchanges", "settle", operation["id"], "failed", "--reason", "oops"
+    )
+    assert again.exit_code == 1 and "conflict" in again.stderr
+    assert (await cauri(database_url, "exchanges", "review", "--json")).json() == []
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 1000

@@ -33,7 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.calls import jobs, requests, schedule
 from cauri.calls.requests import Action, Request
 from cauri.connectors.registry import ADAPTER_PREFIX, Routed
-from cauri.kit.errors import NotFound, Unauthorized
+from cauri.kit.errors import Conflict, NotFound, Unauthorized
 from cauri.kit.ids import parse_uuid
 from cauri.models import OperatorExchange, OperatorOperation
 from cauri.operators.protocol import Exchange, OperatorResult, Outcome
@@ -294,6 +294,25 @@ async def _flag_for_review(
         .values(review_required_at=runtime.clock.now())
     )
     log.warning("calls.review_required", operation_id=str(operation_id))
+
+
+async def settle_by_hand(
+    session: AsyncSession,
+    runtime: Runtime,
+    operation_id: uuid.UUID,
+    outcome: Outcome,
+    reason: str,
+) -> None:
+    """What a person learnt from the operator about a pending operation (`cauri exchanges
+    settle`), applied as any answer is, once, and recorded with the exchanges."""
+    operation = await session.get(OperatorOperation, operation_id)
+    if operation is None:
+        raise NotFound(f"Aucune opération {operation_id}.")
+    if operation.status != "pending":
+        raise Conflict(f"L'opération {operation_id} est déjà {operation.status}.")
+    note = Exchange("manual_settlement", "CLI", "cauri exchanges settle", reason, None, None, 0)
+    await _exchanges(session, runtime, operation.connector, operation.id, (note,))
+    await _settle(session, runtime, operation.id, OperatorResult(outcome, reason=reason))
 
 
 async def receive_callback(

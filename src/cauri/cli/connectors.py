@@ -8,17 +8,20 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import uuid
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.calls import service as calls
 from cauri.config import get_settings
 from cauri.connectors.errors import ConnectorError
 from cauri.connectors.kinds import ACTIONS
 from cauri.connectors.service import AccountView, OperationView, callback_url, connectors
 from cauri.kit.db import unit_of_work
+from cauri.operators.protocol import Outcome
 from cauri.runtime import Runtime
 
 connectors_cli = typer.Typer(no_args_is_help=True, help="Connector accounts (live money).")
@@ -321,12 +324,53 @@ def exchanges_list(reference: str, as_json: JsonFlag = False) -> None:
     async def work(session: AsyncSession, _: Runtime) -> list[dict[str, Any]]:
         return [operation_row(view) for view in await connectors.exchanges(session, reference)]
 
-    rows: list[dict[str, Any]] = _in_transaction(work)
+    _echo_operations(_in_transaction(work), as_json, f"no operator operation for {reference}")
+
+
+@exchanges_cli.command("review")
+def exchanges_review(as_json: JsonFlag = False) -> None:
+    """Operations whose outcome is still unknown after every scheduled status query (7 days):
+    ask the operator what became of each, then settle it by hand."""
+
+    async def work(session: AsyncSession, _: Runtime) -> list[dict[str, Any]]:
+        return [operation_row(view) for view in await connectors.under_review(session)]
+
+    _echo_operations(_in_transaction(work), as_json, "no operation awaits review")
+
+
+@exchanges_cli.command("settle")
+def exchanges_settle(
+    operation_id: str,
+    outcome: Annotated[str, typer.Argument(help="succeeded or failed, as the operator says.")],
+    reason: Annotated[str, typer.Option("--reason", help="What the operator said, and who.")],
+) -> None:
+    """Settles by hand an operation whose outcome the operator gave outside its API (after a
+    review): its payment, payout or refund moves as if the operator had answered."""
+    if outcome not in (Outcome.SUCCEEDED, Outcome.FAILED):
+        raise typer.BadParameter("succeeded or failed", param_hint="OUTCOME")
+    if not reason.strip():
+        raise typer.BadParameter("say what the operator said", param_hint="--reason")
+    try:
+        operation = uuid.UUID(operation_id)
+    except ValueError:
+        raise typer.BadParameter("an operation id (a UUID)", param_hint="OPERATION_ID") from None
+
+    # Every domain, and with it how each applies an operator's answer (calls.register).
+    import cauri.jobs  # noqa: F401
+
+    async def work(session: AsyncSession, runtime: Runtime) -> None:
+        await calls.settle_by_hand(session, runtime, operation, Outcome(outcome), reason)
+
+    _in_transaction(work)
+    typer.echo(f"operation {operation_id} {outcome}")
+
+
+def _echo_operations(rows: list[dict[str, Any]], as_json: bool, none: str) -> None:
     if as_json:
         _echo_json(rows)
         return
     if not rows:
-        typer.echo(f"no operator operation for {reference}")
+        typer.echo(none)
     for row in rows:
         typer.echo(
             f"{row['created_at']}  {row['action']} {row['operator']} via {row['connector']}: "

@@ -8,8 +8,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import Select, delete, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -228,13 +229,30 @@ class Connectors:
     async def exchanges(self, session: AsyncSession, reference: str) -> list[OperationView]:
         """The operator operations of a payment, payout, refund or plan, oldest first, each
         with its exchanges in order."""
-        operations = (
-            await session.scalars(
-                select(OperatorOperation)
-                .where(OperatorOperation.subject_ref == reference.strip())
-                .order_by(OperatorOperation.created_at, OperatorOperation.action)
+        return await self._with_exchanges(
+            session,
+            select(OperatorOperation)
+            .where(OperatorOperation.subject_ref == reference.strip())
+            .order_by(OperatorOperation.created_at, OperatorOperation.action),
+        )
+
+    async def under_review(self, session: AsyncSession) -> list[OperationView]:
+        """Operations still pending whose status queries ran out: a person must find out from
+        the operator what became of them. Oldest first."""
+        return await self._with_exchanges(
+            session,
+            select(OperatorOperation)
+            .where(
+                OperatorOperation.review_required_at.is_not(None),
+                OperatorOperation.status == "pending",
             )
-        ).all()
+            .order_by(OperatorOperation.review_required_at),
+        )
+
+    async def _with_exchanges(
+        self, session: AsyncSession, statement: Select[Any]
+    ) -> list[OperationView]:
+        operations = (await session.scalars(statement)).all()
         if not operations:
             return []
         exchanges: dict[object, list[OperatorExchange]] = {}
