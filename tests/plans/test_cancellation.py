@@ -205,9 +205,10 @@ async def test_refund_outcome_follows_the_last_four_digits(
     assert (await fetch(client, merchant, reference))["status"] == after_delay
     refund, penalty, refund_number, failure = await refund_state(runtime, reference)
     assert (refund, penalty, refund_number, failure) == (2_700, 300, number, reason)
-    # Paid out: nothing left in escrow. Not paid (pending or failed): the refund stays there.
+    # Sent (paid out or still pending): debited from the escrow when sent. Failed: nothing
+    # taken (refused at once) or re-credited (failed later): the refund is back in escrow.
     assert await escrow(runtime, merchant.id, reference) == (
-        0 if after_delay == "refunded" else 2_700
+        2_700 if after_delay == "failed" else 0
     )
     assert await platform(runtime, "penalties") == 300
     await assert_plan_reconciles(runtime, reference)
