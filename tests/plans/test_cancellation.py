@@ -25,32 +25,14 @@ from tests.plans.builders import (
     escrow,
     expire,
     fetch,
+    force_success,
+    paid_instalment,
     pay,
     penalised_plan,
     platform,
     set_plan_settings,
 )
 from tests.support import MerchantKeys, assert_error, card_body, make_merchant, scalar
-
-
-async def force_success(client: httpx.AsyncClient, merchant: MerchantKeys, payment: str) -> None:
-    """The test helper: a pending test payment succeeds now (the customer validated it)."""
-    response = await client.post(
-        f"/api/v1/test-helpers/payments/{payment}/succeed", headers=merchant.headers()
-    )
-    assert response.status_code == 200, response.text
-
-
-async def paid_instalment(
-    client: httpx.AsyncClient, merchant: MerchantKeys, plan: str, number: str, amount: int
-) -> str:
-    """A succeeded instalment from `number`, whatever its last four digits' collection rule."""
-    response = await pay(client, merchant, plan, amount=amount, phone_number=number)
-    assert response.status_code == 201, response.text
-    payment: dict[str, Any] = response.json()["data"]
-    if payment["status"] == "pending":
-        await force_success(client, merchant, payment["reference"])
-    return str(payment["reference"])
 
 
 async def late_refund(
