@@ -16,25 +16,38 @@ from sqlalchemy import text
 
 from cauri.kit.clock import ManualClock
 from cauri.kit.db import unit_of_work
-from cauri.ledger import movements
+from cauri.ledger import accounts, movements
+from cauri.ledger.service import balance
 from cauri.models import InstallmentPlan
 from cauri.plans import jobs, settlement
 from cauri.runtime import Runtime
 from cauri.worker import queue
 from cauri.worker.runner import Worker
+from tests.calls.builders import (
+    FAILED,
+    SUCCEEDED,
+    UNKNOWN,
+    ScriptedNetwork,
+    operation_of,
+    poll_after,
+)
 from tests.plans.builders import (
+    PLANS,
     SETTLE_DELAY,
     assert_plan_reconciles,
     cancel,
     count,
+    create_plan,
     escrow,
     fetch,
     paid_instalment,
     penalised_plan,
 )
-from tests.support import MerchantKeys, scalar
+from tests.support import MerchantKeys, make_merchant, momo_body, scalar
 
 MIGRATION = Path(__file__).parents[2] / "migrations/versions/2026_11_24_1920-0011_plan_refunds.py"
+
+NETWORK_NUMBER = "22997123456"
 
 
 async def plan_refund(runtime: Runtime, plan: str) -> dict[str, Any]:
@@ -57,6 +70,11 @@ async def ledger_kinds(runtime: Runtime, reference: str) -> list[str]:
         r=reference,
     )
     return list(kinds)
+
+
+async def live_escrow(runtime: Runtime, merchant_id: str, plan: str) -> int:
+    async with runtime.sessionmaker() as session:
+        return await balance(session, accounts.plan_escrow(merchant_id, plan, True, "XOF"))
 
 
 async def cancelled_plan(
@@ -240,4 +258,47 @@ async def test_a_refund_in_flight_before_the_change_takes_the_escrow_only_at_suc
     assert await ledger_kinds(runtime, refund["reference"]) == kinds
     assert (await fetch(client, merchant, reference))["status"] == plan_status
     assert await escrow(runtime, merchant.id, reference) == left_in_escrow
+    await assert_plan_reconciles(runtime, reference)
+
+
+async def test_a_live_plan_refund_through_the_network_is_re_credited_when_it_fails_later(
+    client: httpx.AsyncClient, runtime: Runtime, worker: Worker
+) -> None:
+    """Through an operator's network (the call protocol): the row is debited before the
+    request leaves, its operation is keyed by the row, and a failure known by a status query
+    puts the money back in escrow once."""
+    network = ScriptedNetwork()
+    runtime.operators.live_adapters["mtn"] = network
+    merchant = await make_merchant(runtime)
+    live = merchant.headers(livemode=True)
+    plan = await create_plan(client, merchant, livemode=True, target_amount=10_000)
+    reference = plan["reference"]
+    network.send[NETWORK_NUMBER] = SUCCEEDED
+    paid = await client.post(
+        f"{PLANS}/{reference}/payments",
+        json=momo_body(amount=3_000, phone_number=NETWORK_NUMBER),
+        headers=live,
+    )
+    assert paid.json()["data"]["status"] == "succeeded", paid.text
+    network.send[NETWORK_NUMBER] = UNKNOWN
+    network.statuses[NETWORK_NUMBER] = [FAILED]
+    assert (await client.post(f"{PLANS}/{reference}/cancel", json={}, headers=live)).is_success
+    await worker.drain()
+    refund = await plan_refund(runtime, reference)
+    assert (refund["status"], refund["debited"], refund["livemode"]) == ("pending", True, True)
+    assert len(network.sends("disburse")) == 1
+    assert (await operation_of(runtime, refund["reference"]))["subject"] == "plan_refund"
+    assert await live_escrow(runtime, merchant.id, reference) == 0
+    await poll_after(runtime, worker, 30)
+    await poll_after(runtime, worker, 120)
+    refund = await plan_refund(runtime, reference)
+    assert (refund["status"], refund["debited"]) == ("failed", False)
+    assert await ledger_kinds(runtime, refund["reference"]) == [
+        "plan_refund",
+        "plan_refund_reversal",
+    ]
+    fetched = await client.get(f"{PLANS}/{reference}", headers=live)
+    assert fetched.json()["data"]["status"] == "failed"
+    assert await live_escrow(runtime, merchant.id, reference) == 3_000
+    assert len(network.sends("disburse")) == 1
     await assert_plan_reconciles(runtime, reference)
