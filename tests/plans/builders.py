@@ -57,6 +57,26 @@ async def pay(
     )
 
 
+async def force_success(client: httpx.AsyncClient, merchant: MerchantKeys, payment: str) -> None:
+    """The test helper: a pending test payment succeeds now (the customer validated it)."""
+    response = await client.post(
+        f"/api/v1/test-helpers/payments/{payment}/succeed", headers=merchant.headers()
+    )
+    assert response.status_code == 200, response.text
+
+
+async def paid_instalment(
+    client: httpx.AsyncClient, merchant: MerchantKeys, plan: str, number: str, amount: int
+) -> str:
+    """A succeeded instalment from `number`, whatever its last four digits' collection rule."""
+    response = await pay(client, merchant, plan, amount=amount, phone_number=number)
+    assert response.status_code == 201, response.text
+    payment: dict[str, Any] = response.json()["data"]
+    if payment["status"] == "pending":
+        await force_success(client, merchant, payment["reference"])
+    return str(payment["reference"])
+
+
 async def cancel(
     client: httpx.AsyncClient, merchant: MerchantKeys, reference: str, reason: str | None = None
 ) -> httpx.Response:
@@ -114,14 +134,21 @@ _PLAN_MONEY = text(
     "       coalesce(sum(p.amount) FILTER (WHERE p.account LIKE 'merchant:%:available:%'), 0), "
     "       coalesce(sum(p.amount) FILTER (WHERE p.account LIKE 'platform:plan_fees:%'), 0), "
     "       coalesce(sum(p.amount) FILTER (WHERE p.account LIKE 'platform:penalties:%'), 0), "
-    "       coalesce(sum(p.amount) FILTER (WHERE t.kind = 'plan_refund' AND p.amount > 0), 0), "
+    "       coalesce(sum(p.amount) FILTER (WHERE t.kind IN ('plan_refund', 'plan_refund_reversal') "
+    "                                      AND p.account LIKE 'operator:%'), 0), "
     "       coalesce(sum(p.amount) FILTER (WHERE t.kind IN ('refund', 'refund_reversal') "
     "                                      AND p.account LIKE 'operator:%'), 0) "
     "FROM ledger_postings p JOIN ledger_transactions t ON t.id = p.transaction_id "
     "WHERE t.reference = :plan "
     "   OR t.reference IN "
     "      (SELECT CAST(id AS text) FROM payments WHERE CAST(plan_id AS text) = :plan) "
-    "   OR t.reference IN (SELECT reference FROM refunds WHERE CAST(plan_id AS text) = :plan)"
+    "   OR t.reference IN (SELECT reference FROM refunds WHERE CAST(plan_id AS text) = :plan) "
+    "   OR t.reference IN (SELECT reference FROM plan_refunds WHERE CAST(plan_id AS text) = :plan)"
+)
+# What the plan's refund rows say is out of the escrow: the ledger must agree.
+_REFUND_DEBITED = text(
+    "SELECT coalesce(sum(amount) FILTER (WHERE debited), 0) FROM plan_refunds "
+    "WHERE CAST(plan_id AS text) = :plan"
 )
 # A refunded instalment is one that succeeded late, then was paid back (from the escrow).
 _DEBITED_TOTAL = text(
@@ -138,7 +165,8 @@ _PLAN_ROW = text(
 async def assert_plan_reconciles(runtime: Runtime, plan_reference: str, *, held: int = 0) -> None:
     """The plan's money, from the ledger alone: escrow + merchant balance + platform accounts
     hold what its instalments debited, minus what was sent back (the cancellation's refund,
-    late instalments' refunds); and each account holds what the plan's state says it should.
+    late instalments' refunds); and each account holds what the plan's state says it should
+    (the cancellation's refund is out of the escrow exactly while its row is debited).
     `held`: what late instalments left in the escrow for support (a card, a failed refund)."""
     async with runtime.sessionmaker() as session:
         params = {"plan": plan_reference}
@@ -146,6 +174,7 @@ async def assert_plan_reconciles(runtime: Runtime, plan_reference: str, *, held:
             await session.execute(_PLAN_MONEY, params)
         ).one()
         debited = (await session.execute(_DEBITED_TOTAL, params)).scalar_one()
+        refund_debited = (await session.execute(_REFUND_DEBITED, params)).scalar_one()
         status, paid, target, fee, fee_paid, penalty, refund = (
             await session.execute(_PLAN_ROW, params)
         ).one()
@@ -154,8 +183,11 @@ async def assert_plan_reconciles(runtime: Runtime, plan_reference: str, *, held:
     assert penalties == penalty
     assert released == (target if status == "succeeded" else 0)
     assert merchant == released  # a late instalment never reaches the merchant's balance
+    # The plan's refund is out of the escrow from when it is sent until it fails (then the
+    # reversal puts it back), and the ledger says what its row says.
+    assert refunded == refund_debited
     assert refunded in (0, refund)
-    if status != "failed":  # failed: its refund may have been paid before a late instalment
-        assert refunded == (refund if status == "refunded" else 0)
+    if status == "refunded":
+        assert refunded == refund
     assert in_escrow == paid - released - penalties - refunded + held, (in_escrow, held)
     assert 0 <= paid <= target

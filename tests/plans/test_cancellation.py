@@ -25,32 +25,14 @@ from tests.plans.builders import (
     escrow,
     expire,
     fetch,
+    force_success,
+    paid_instalment,
     pay,
     penalised_plan,
     platform,
     set_plan_settings,
 )
 from tests.support import MerchantKeys, assert_error, card_body, make_merchant, scalar
-
-
-async def force_success(client: httpx.AsyncClient, merchant: MerchantKeys, payment: str) -> None:
-    """The test helper: a pending test payment succeeds now (the customer validated it)."""
-    response = await client.post(
-        f"/api/v1/test-helpers/payments/{payment}/succeed", headers=merchant.headers()
-    )
-    assert response.status_code == 200, response.text
-
-
-async def paid_instalment(
-    client: httpx.AsyncClient, merchant: MerchantKeys, plan: str, number: str, amount: int
-) -> str:
-    """A succeeded instalment from `number`, whatever its last four digits' collection rule."""
-    response = await pay(client, merchant, plan, amount=amount, phone_number=number)
-    assert response.status_code == 201, response.text
-    payment: dict[str, Any] = response.json()["data"]
-    if payment["status"] == "pending":
-        await force_success(client, merchant, payment["reference"])
-    return str(payment["reference"])
 
 
 async def late_refund(
@@ -205,9 +187,10 @@ async def test_refund_outcome_follows_the_last_four_digits(
     assert (await fetch(client, merchant, reference))["status"] == after_delay
     refund, penalty, refund_number, failure = await refund_state(runtime, reference)
     assert (refund, penalty, refund_number, failure) == (2_700, 300, number, reason)
-    # Paid out: nothing left in escrow. Not paid (pending or failed): the refund stays there.
+    # Sent (paid out or still pending): debited from the escrow when sent. Failed: nothing
+    # taken (refused at once) or re-credited (failed later): the refund is back in escrow.
     assert await escrow(runtime, merchant.id, reference) == (
-        0 if after_delay == "refunded" else 2_700
+        2_700 if after_delay == "failed" else 0
     )
     assert await platform(runtime, "penalties") == 300
     await assert_plan_reconciles(runtime, reference)

@@ -1,5 +1,5 @@
 """Money leaving a merchant's balance (or a plan's escrow) through an operator: the one
-lifecycle of payouts and refunds.
+lifecycle of payouts, refunds and plans' cancellation refunds.
 
 A row is debited when it is sent and re-credited only on a definitive failure; whether its
 money is out is the row's `debited` answer (a held payout and one refused at initiation
@@ -41,7 +41,7 @@ from cauri.worker.jobs import JobKind
 
 
 class Disbursed(Protocol):
-    """A row whose money an operator sends: a payout or a refund."""
+    """A row whose money an operator sends: a payout, a refund or a plan refund."""
 
     reference: str
     merchant_id: str
@@ -78,18 +78,21 @@ def disbursement(row: Disbursed) -> Disbursement:
 
 @dataclass(frozen=True)
 class Flow(Generic[Row]):
-    """What differs between payouts and refunds; the mechanism is the methods."""
+    """What differs between payouts, refunds and plan refunds; the mechanism is the
+    methods."""
 
     model: type[Row]
     # The ledger movement of the debit (its reversal re-credits), the `<movement>.*` events
-    # and the subject kind of its operator calls.
+    # (if `describe`) and the subject kind of its operator calls.
     movement: Movement
     action: Action  # which route carries it
     check_job: JobKind[RowJob]  # the simulator's delayed outcome
     source: Callable[[Row], Holder]  # whose money it is
     fee: Callable[[Row], int]  # what the platform keeps on top of `amount`
     request: Callable[[Row], Disbursement]  # what the operator is asked to send
-    describe: Callable[[Row], dict[str, Any]]  # the event's data
+    # The event's data; None: the row emits no event (a plan's cancellation refund: the
+    # spec has no event for it).
+    describe: Callable[[Row], dict[str, Any]] | None
     failure: type[CauriError]  # the 402 when it cannot be sent: payout_failed, refund_failed
     unavailable: str  # its message when no adapter can send it
     refused: str | None  # its message when the operator refuses at once (None: the default)
@@ -229,9 +232,9 @@ class Flow(Generic[Row]):
         *,
         callback_url: str | None = None,
     ) -> None:
-        """Moves a pending row to its final state with its event; a failure of a debited
-        row re-credits its source, in the same transaction (spec: balance already
-        re-credited)."""
+        """Moves a pending row to its final state with its event, if it has one; a failure
+        of a debited row re-credits its source, in the same transaction (spec: balance
+        already re-credited)."""
         now = runtime.clock.now()
         if outcome is Outcome.FAILED and row.debited:
             await movements.reversed_disbursal(
@@ -250,6 +253,8 @@ class Flow(Generic[Row]):
         row.completed_at = now
         row.updated_at = now
         await session.flush()
+        if self.describe is None:
+            return
         await events.emit(
             session,
             merchant_id=row.merchant_id,

@@ -9,7 +9,7 @@ from cauri.models.merchants import ApiKey, FeeRule, Merchant
 from cauri.models.operations import OperatorExchange, OperatorOperation
 from cauri.models.payments import Payment
 from cauri.models.payouts import Payout
-from cauri.models.plans import InstallmentPlan
+from cauri.models.plans import InstallmentPlan, PlanRefund
 from cauri.models.platform_settings import PlatformSettings
 from cauri.models.refunds import Refund
 from cauri.models.webhooks import WebhookAttempt, WebhookDelivery
@@ -31,6 +31,7 @@ __all__ = [
     "OperatorRoute",
     "Payment",
     "Payout",
+    "PlanRefund",
     "PlatformSettings",
     "Refund",
     "WebhookAttempt",

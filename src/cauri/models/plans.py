@@ -5,7 +5,16 @@ from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 
-from sqlalchemy import BigInteger, Boolean, CheckConstraint, ForeignKey, Index, Numeric, text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    Numeric,
+    String,
+    text,
+)
 from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -23,7 +32,8 @@ class InstallmentPlan(Base):
     """A target paid in instalments, held in the plan's escrow account until complete.
 
     A plan is "cancelling" while `status` is pending and `cancelled_at` is set; its refund
-    has started once `refund_amount` is set (see cauri.plans.settlement).
+    has started once `refund_amount` is set (see cauri.plans.settlement). The refund sent
+    to a Mobile Money number is a `PlanRefund`; the `refund_*` columns are its summary.
     """
 
     __tablename__ = "installment_plans"
@@ -68,3 +78,43 @@ class InstallmentPlan(Base):
     cancelled_at: Mapped[datetime | None]
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
+
+
+class PlanRefund(Base):
+    """The refund of a cancelled plan sent to its customer's Mobile Money number, from the
+    plan's escrow: a disbursement like a payout or a refund (cauri.disbursements.lifecycle).
+    """
+
+    __tablename__ = "plan_refunds"
+    __table_args__ = (
+        CheckConstraint("status IN ('pending', 'succeeded', 'failed')", name="status"),
+        # One refund per plan that is pending or succeeded; a failed one (the customer never
+        # got the money, it is back in escrow) does not block another attempt.
+        Index(
+            "uq_plan_refunds_plan_id",
+            "plan_id",
+            unique=True,
+            postgresql_where=text("status <> 'failed'"),
+        ),
+    )
+
+    reference: Mapped[str] = mapped_column(String, primary_key=True)
+    plan_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("installment_plans.id")
+    )
+    merchant_id: Mapped[str] = mapped_column(ForeignKey("merchants.id"))
+    livemode: Mapped[bool]
+    status: Mapped[str]
+    amount: Mapped[int] = mapped_column(BigInteger)
+    currency: Mapped[str]
+    operator: Mapped[str]
+    phone_number: Mapped[str]
+    reason: Mapped[str | None]
+    # Whether `amount` is out of the escrow right now: set by the debit, cleared by the
+    # re-credit of a failure (one refused at initiation never was).
+    debited: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    operator_reference: Mapped[str | None]
+    failure_reason: Mapped[str | None]
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+    completed_at: Mapped[datetime | None]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cauri.disbursements.jobs import RowJob
 from cauri.worker.jobs import JobKind
 
 
@@ -20,5 +21,7 @@ class InstalmentJob:
 
 EXPIRE = JobKind("plans.expire", PlanJob)  # due at the plan's expires_at
 REFUND = JobKind("plans.refund", PlanJob)  # starts a cancelling plan's refund
-REFUND_STATUS = JobKind("plans.refund_status", PlanJob)  # the simulator's delayed outcome
+# The simulator's delayed outcome of a plan refund, keyed by the PlanRefund's reference (jobs
+# queued with a plan_id before plan refunds were rows: rewritten by migration 0011).
+REFUND_STATUS = JobKind("plans.refund_status", RowJob)
 REFUND_LATE_INSTALMENT = JobKind("plans.refund_late_instalment", InstalmentJob)

@@ -9,8 +9,10 @@ Ledger, per plan (DESIGN invariant 2):
   `plan_fees` +creation fee part, platform `fees` +commission;
 - the plan completes: escrow −paid → merchant available +paid, one transfer;
 - the refund of a cancellation starts: escrow −penalty → platform `penalties`;
-- the refund is paid out: escrow −refund → operator clearing. While it is pending, and if it
-  fails, the refund stays in escrow: support pays it by hand from there.
+- the refund is sent (a `PlanRefund` row through cauri.disbursements.lifecycle, like a
+  payout): escrow −refund → operator clearing; should the operator fail it, the reversal
+  puts it back in escrow, where support pays it by hand. Locks: the plan, then its refund
+  row, then the escrow account.
 
 Cancellation and expiry never wait on an instalment still pending (DESIGN, Plans): from
 `cancelled_at` on, `paid_amount` no longer moves, and the refund of it (minus the penalty)
@@ -27,26 +29,27 @@ that instant, still actively pending, begins its expiry there (the expiry job ma
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
 from datetime import datetime
+from functools import partial
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.calls import service as calls
 from cauri.calls.requests import Action
+from cauri.disbursements import lifecycle
+from cauri.kit.errors import RefundFailed
+from cauri.kit.ids import prefixed
 from cauri.kit.money import percent_of
 from cauri.ledger import movements
 from cauri.ledger.movements import Holder, Movement
-from cauri.models import InstallmentPlan, Payment, lookups
+from cauri.models import InstallmentPlan, Payment, PlanRefund, lookups
 from cauri.models.plans import PlanStatus
 from cauri.operators import catalogue
-from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
+from cauri.operators.protocol import OperatorResult, Outcome
 from cauri.payments.service import payments
 from cauri.plans import jobs
 from cauri.runtime import Runtime
-
-PLAN_REFUND = "plan_refund"  # the subject kind of a cancellation refund's operator call
 
 EXPIRED_REASON = "expired"
 # Why a plan is failed for support (refund_failure_reason), besides an operator's own reason.
@@ -61,6 +64,29 @@ async def lock(session: AsyncSession, plan_id: uuid.UUID) -> InstallmentPlan | N
 
 def escrow(plan: InstallmentPlan) -> Holder:
     return movements.escrow_of(plan.merchant_id, str(plan.id), plan.livemode, plan.currency)
+
+
+def _refund_source(refund: PlanRefund) -> Holder:
+    return movements.escrow_of(
+        refund.merchant_id, str(refund.plan_id), refund.livemode, refund.currency
+    )
+
+
+# The refund of a cancellation: from the plan's escrow, no fee, and no event (the spec has
+# none about a plan's cancellation; the plan itself shows it).
+_FLOW = lifecycle.Flow(
+    model=PlanRefund,
+    movement=Movement.PLAN_REFUNDED,
+    action=Action.DISBURSE,
+    check_job=jobs.REFUND_STATUS,
+    source=_refund_source,
+    fee=lambda refund: 0,
+    request=lifecycle.disbursement,
+    describe=None,
+    failure=RefundFailed,
+    unavailable="Le service de transfert de cet opérateur est indisponible ; rien n'a été débité.",
+    refused=None,
+)
 
 
 def actively_pending(plan: InstallmentPlan) -> bool:
@@ -219,16 +245,6 @@ async def start_refund(session: AsyncSession, runtime: Runtime, plan_id: uuid.UU
     await _start_refund(session, runtime, plan)
 
 
-async def check_refund(session: AsyncSession, runtime: Runtime, plan_id: uuid.UUID) -> None:
-    """The refund status job: asks the operator again about a refund under way."""
-    plan = await lock(session, plan_id)
-    if plan is None or not _cancelling(plan) or plan.refund_amount is None:
-        return
-    adapter = runtime.operators.adapter(plan.refund_operator or "", plan.livemode)
-    if adapter is not None:
-        await _apply(session, runtime, plan, await adapter.disbursement_status(_refund(plan)))
-
-
 def _cancelling(plan: InstallmentPlan) -> bool:
     return plan.status == PlanStatus.PENDING and plan.cancelled_at is not None
 
@@ -259,51 +275,121 @@ async def _start_refund(session: AsyncSession, runtime: Runtime, plan: Installme
         )
     if plan.refund_amount == 0:
         _refunded(plan)
-        await session.flush()
-        return
-    # refund_amount > 0, so something was paid: begin_cancellation fixed where it goes.
-    assert plan.refund_operator is not None
-    routed = await runtime.operators.route(
-        session, plan.refund_operator, Action.DISBURSE, plan.livemode
-    )
-    if plan.refund_phone_number is None:
+    elif plan.refund_phone_number is None:
         _fail(plan, CARD_INSTALMENT)
-    elif routed is None:
-        _fail(plan, "no_disbursement_adapter")
-    elif routed.adapter.decides_offline:
-        await _apply(session, runtime, plan, await routed.adapter.disburse(_refund(plan)))
     else:
-        await session.flush()
-        reference = str(uuid.uuid4())
-        request = replace(
-            _refund(plan),
-            reference=reference,
-            callback_url=calls.callback_url(runtime, routed.connector, reference),
-        )
-        subject = calls.Subject(PLAN_REFUND, str(plan.id))
-        await calls.engage(session, runtime, routed, subject, Action.DISBURSE, request)
+        await _send(session, runtime, plan, await _record_refund(session, runtime, plan))
     await session.flush()
 
 
-async def apply_refund_answer(
-    session: AsyncSession, runtime: Runtime, plan_reference: str, result: OperatorResult
-) -> None:
-    """An operator's answer about a plan's cancellation refund, applied if it still waits."""
-    plan = await lock(session, uuid.UUID(plan_reference))
-    if plan is not None and _cancelling(plan) and plan.refund_amount is not None:
-        await _apply(session, runtime, plan, result)
-
-
-def _refund(plan: InstallmentPlan) -> Disbursement:
-    assert plan.refund_amount is not None and plan.refund_operator is not None
-    assert plan.refund_phone_number is not None
-    return Disbursement(
-        reference=str(plan.id),
-        operator=plan.refund_operator,
+async def _record_refund(
+    session: AsyncSession, runtime: Runtime, plan: InstallmentPlan
+) -> PlanRefund:
+    """The pending refund of a locked plan, to where begin_cancellation fixed it."""
+    assert plan.refund_amount and plan.refund_operator and plan.refund_phone_number
+    now = runtime.clock.now()
+    refund = PlanRefund(
+        reference=prefixed("prf"),
+        plan_id=plan.id,
+        merchant_id=plan.merchant_id,
+        livemode=plan.livemode,
+        status=Outcome.PENDING.value,
         amount=plan.refund_amount,
         currency=plan.currency,
+        operator=plan.refund_operator,
         phone_number=plan.refund_phone_number,
+        reason=None,
+        debited=False,
+        operator_reference=None,
+        failure_reason=None,
+        created_at=now,
+        updated_at=now,
+        completed_at=None,
     )
+    session.add(refund)
+    await session.flush()
+    return refund
+
+
+async def _send(
+    session: AsyncSession, runtime: Runtime, plan: InstallmentPlan, refund: PlanRefund
+) -> None:
+    """Debits the escrow and sends the refund. A refusal (or no operator to send it) is
+    recorded, the plan failed with nothing taken, not raised: the refund starts in a job,
+    which has no one to answer."""
+    finish = partial(_finish, session, runtime, plan, refund)
+    try:
+        result = await _FLOW.initiate(session, runtime, refund, finish)
+    except RefundFailed:
+        return
+    if result is not None:
+        await _FLOW.apply(session, runtime, refund, result, finish)
+
+
+async def _finish(
+    session: AsyncSession,
+    runtime: Runtime,
+    plan: InstallmentPlan,
+    refund: PlanRefund,
+    outcome: Outcome,
+    reason: str | None,
+) -> None:
+    """The plan follows its refund: refunded on success (failed if a late instalment was
+    handed to support meanwhile); on a failure, failed for support with the operator's
+    reason, the money back in escrow by the Flow's reversal (if it was taken)."""
+    now = runtime.clock.now()
+    if outcome is Outcome.SUCCEEDED and not refund.debited:
+        # The one exception to "debited when sent": refunds in flight when plan refunds
+        # became disbursement rows (migration 0011_plan_refunds) were sent by the old
+        # lifecycle, which took the escrow only at confirmation. Their rows carry
+        # debited = false; their money is taken now. Every row since is debited when sent.
+        await _FLOW.debit(session, refund, now)
+    await _FLOW.finish(session, runtime, refund, outcome, reason)
+    plan.updated_at = now
+    if outcome is Outcome.SUCCEEDED:
+        _refunded(plan)
+    else:
+        _fail(plan, reason or "disbursement_failed")
+    await session.flush()
+
+
+async def check_refund(session: AsyncSession, runtime: Runtime, reference: str) -> None:
+    """The refund status job: asks the simulator again about a plan refund under way."""
+    locked = await _lock_refund(session, reference)
+    if locked is not None:
+        plan, refund = locked
+        finish = partial(_finish, session, runtime, plan, refund)
+        await _FLOW.recheck(session, runtime, refund, finish)
+
+
+async def _apply_answer(
+    session: AsyncSession, runtime: Runtime, reference: str, result: OperatorResult
+) -> None:
+    """An operator's answer about a plan refund (the call protocol's hook), applied if the
+    refund still waits."""
+    locked = await _lock_refund(session, reference)
+    if locked is not None:
+        plan, refund = locked
+        finish = partial(_finish, session, runtime, plan, refund)
+        await _FLOW.apply(session, runtime, refund, result, finish)
+
+
+async def _lock_refund(
+    session: AsyncSession, reference: str
+) -> tuple[InstallmentPlan, PlanRefund] | None:
+    """A pending plan refund and its plan, locked in the order every plan refund takes them:
+    the plan, then its refund (then, by a debit or a re-credit, the escrow account). None
+    if the refund no longer waits."""
+    plan_id = await session.scalar(
+        select(PlanRefund.plan_id).where(PlanRefund.reference == reference)
+    )
+    if plan_id is None:
+        return None
+    plan = await lock(session, plan_id)
+    refund = await _FLOW.lock(session, reference)
+    if plan is None or refund is None or refund.status != Outcome.PENDING:
+        return None
+    return plan, refund
 
 
 def _refunded(plan: InstallmentPlan) -> None:
@@ -319,35 +405,5 @@ def _fail(plan: InstallmentPlan, reason: str) -> None:
     plan.refund_failure_reason = reason
 
 
-async def _apply(
-    session: AsyncSession, runtime: Runtime, plan: InstallmentPlan, result: OperatorResult
-) -> None:
-    now = runtime.clock.now()
-    plan.updated_at = now
-    if result.outcome is Outcome.SUCCEEDED:
-        refund = _refund(plan)
-        await movements.disbursed(
-            session,
-            Movement.PLAN_REFUNDED,
-            source=escrow(plan),
-            operator=refund.operator,
-            amount=refund.amount,
-            reference=str(plan.id),
-            at=now,
-        )
-        _refunded(plan)
-    elif result.outcome is Outcome.FAILED:
-        _fail(plan, result.reason or "disbursement_failed")
-    elif result.check_after is not None:
-        await jobs.REFUND_STATUS.enqueue(
-            session,
-            jobs.PlanJob(str(plan.id)),
-            livemode=plan.livemode,
-            now=now,
-            delay=result.check_after,
-        )
-    await session.flush()
-
-
-calls.register(PLAN_REFUND, apply_refund_answer)
+calls.register(_FLOW.kind, _apply_answer)
 payments.instalment_settled = instalment_settled

@@ -8,6 +8,7 @@ import uuid
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.disbursements.jobs import RowJob
 from cauri.plans import jobs, settlement
 from cauri.plans.service import plans
 from cauri.runtime import Runtime
@@ -22,8 +23,8 @@ async def start_refund(session: AsyncSession, runtime: Runtime, job: jobs.PlanJo
     await settlement.start_refund(session, runtime, uuid.UUID(job.plan_id))
 
 
-async def check_refund(session: AsyncSession, runtime: Runtime, job: jobs.PlanJob) -> None:
-    await settlement.check_refund(session, runtime, uuid.UUID(job.plan_id))
+async def check_refund(session: AsyncSession, runtime: Runtime, job: RowJob) -> None:
+    await settlement.check_refund(session, runtime, job.reference)
 
 
 JOBS = (
