@@ -2,7 +2,7 @@
 (cauri.disbursements.lifecycle), debited from the escrow when sent
 
 Revision ID: 0011_plan_refunds
-Revises: 0009_operations
+Revises: 0010_connectors
 
 The refunds in flight (a cancelling plan whose refund to a Mobile Money number has started)
 become pending rows with `debited = false`: the lifecycle before this one debited the escrow
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0011_plan_refunds"
-down_revision: str | None = "0009_operations"
+down_revision: str | None = "0010_connectors"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
