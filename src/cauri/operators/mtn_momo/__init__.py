@@ -1,15 +1,20 @@
-"""PLACEHOLDER on the `connectors` branch, to be replaced at merge by the real `mtn_momo`
-package (written in parallel): only its KIND's names, which are the operator-facing contract
-(DESIGN: connector kinds), so that `cauri connectors add --kind mtn_momo` validates."""
+"""The MTN MoMo Open API connector (kind `mtn_momo`): mtn (BJ), mtn_ci, mtn_cg.
+
+Settings: `target_environment` (sent as X-Target-Environment: `sandbox`, `mtnbenin`,
+`mtnivorycoast`, `mtncongo`, …) and `currency` (optional: the currency MTN is sent, EUR in its
+sandbox; else the request's own). Secrets: `api_user`, `api_key`,
+`collection_subscription_key`, `disbursement_subscription_key`. The base URL is the API host
+(`https://sandbox.momodeveloper.mtn.com` in the sandbox)."""
 
 from __future__ import annotations
 
 from cauri.operators.config import ConnectorConfig, ConnectorKind
+from cauri.operators.mtn_momo.connector import MtnMomoConnector
 from cauri.operators.protocol import OperatorAdapter
 
 
 def _build(config: ConnectorConfig) -> OperatorAdapter:
-    raise NotImplementedError("the mtn_momo connector is not on this branch yet")
+    return MtnMomoConnector(config)
 
 
 KIND = ConnectorKind(

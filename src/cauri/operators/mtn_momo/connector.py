@@ -1,0 +1,260 @@
+"""MTN MoMo Open API (collection, disbursement, refund), through the adapter protocol.
+
+Each request is sent under our idempotency reference as `X-Reference-Id` (a UUID v4), to the
+`X-Target-Environment` of the account, with `X-Callback-Url` when Cauri has a public URL.
+MTN does not sign its callbacks: `parse_callback` only says which request one is about, and
+Cauri then asks MTN (cauri.calls). Sources in docs/OPERATORS.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+import httpx
+
+from cauri.kit.money import EXPONENT
+from cauri.operators.config import ConnectorConfig
+from cauri.operators.mtn_momo import answers, exchange
+from cauri.operators.mtn_momo.tokens import Refusal, Tokens
+from cauri.operators.protocol import (
+    CallbackUpdate,
+    CheckReport,
+    Collection,
+    Disbursement,
+    Exchange,
+    OperatorResult,
+    Outcome,
+)
+
+COLLECTION, DISBURSEMENT = "collection", "disbursement"
+# MTN's limit on payerMessage and payeeNote (its API reference: 160 characters).
+NOTE_LENGTH = 160
+
+
+def _amount(minor: int, currency: str) -> str:
+    """Minor units to MTN's decimal string: 5000 XOF is "5000", 1234 EUR cents "12.34"."""
+    return format(Decimal(minor).scaleb(-EXPONENT[currency]), "f")
+
+
+def _note(text: str | None, fallback: str) -> str:
+    return (text or fallback)[:NOTE_LENGTH]
+
+
+class MtnMomoConnector:
+    decides_offline = False
+
+    def __init__(self, config: ConnectorConfig) -> None:
+        self.config = config
+        self._base = config.base_url.rstrip("/")
+        self._environment = config.settings["target_environment"]
+        self._currency = config.settings.get("currency") or None
+        secrets = config.secrets
+        self._subscription_keys = {
+            COLLECTION: secrets["collection_subscription_key"],
+            DISBURSEMENT: secrets["disbursement_subscription_key"],
+        }
+        self._tokens = Tokens(
+            self._base, secrets["api_user"], secrets["api_key"], self._subscription_keys
+        )
+        self._client: httpx.AsyncClient | None = None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        # Created on first use, in the event loop that uses it.
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.config.timeout, connect=self.config.connect_timeout)
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    # The operations of the adapter protocol.
+
+    async def collect(self, collection: Collection) -> OperatorResult:
+        assert collection.phone_number is not None  # MTN collects from a number only
+        body = {
+            "amount": _amount(collection.amount, collection.currency),
+            "currency": self._currency or collection.currency,
+            "externalId": collection.reference,
+            "payer": {"partyIdType": "MSISDN", "partyId": collection.phone_number},
+            "payerMessage": _note(collection.description, "Paiement"),
+            "payeeNote": _note(collection.description, collection.reference),
+        }
+        return await self._request(
+            COLLECTION, "requesttopay", collection.reference, collection.callback_url, body
+        )
+
+    async def collection_status(self, collection: Collection) -> OperatorResult:
+        return await self._status(COLLECTION, "requesttopay", collection.reference)
+
+    async def disburse(self, disbursement: Disbursement) -> OperatorResult:
+        body = {
+            **self._disbursement_body(disbursement),
+            "payee": {"partyIdType": "MSISDN", "partyId": disbursement.phone_number},
+        }
+        return await self._request(
+            DISBURSEMENT, "transfer", disbursement.reference, disbursement.callback_url, body
+        )
+
+    async def disbursement_status(self, disbursement: Disbursement) -> OperatorResult:
+        return await self._status(DISBURSEMENT, "transfer", disbursement.reference)
+
+    async def refund(self, disbursement: Disbursement) -> OperatorResult:
+        """MTN refunds a collection it made (`referenceIdToRefund`) to its payer."""
+        if disbursement.refund_of is None:
+            return await self.disburse(disbursement)
+        body = {
+            **self._disbursement_body(disbursement),
+            "referenceIdToRefund": disbursement.refund_of,
+        }
+        return await self._request(
+            DISBURSEMENT, "refund", disbursement.reference, disbursement.callback_url, body
+        )
+
+    async def refund_status(self, disbursement: Disbursement) -> OperatorResult:
+        if disbursement.refund_of is None:
+            return await self.disbursement_status(disbursement)
+        return await self._status(DISBURSEMENT, "refund", disbursement.reference)
+
+    async def parse_callback(
+        self, headers: Mapping[str, str], body: bytes
+    ) -> CallbackUpdate | None:
+        """MTN's callback carries the transaction as a status query shows it; our reference
+        is its `externalId` (or `referenceId` where MTN adds it). Never verified: MTN signs
+        nothing."""
+        try:
+            notice = json.loads(body)
+        except ValueError:
+            return None
+        if not isinstance(notice, dict):
+            return None
+        reference = notice.get("referenceId") or notice.get("externalId")
+        if not isinstance(reference, str) or not reference:
+            return None
+        result = answers.to_status(200, body.decode("utf-8", "replace"), ())
+        return CallbackUpdate(reference, result, verified=False)
+
+    async def check(self) -> CheckReport:
+        """Authenticates on both products and reads their balances."""
+        facts: dict[str, Any] = {}
+        for product in (COLLECTION, DISBURSEMENT):
+            answer = await self._get(product, f"/{product}/v1_0/account/balance")
+            if isinstance(answer, Refusal):
+                return CheckReport(ok=False, detail=_why(product, answer), facts=facts)
+            if answer.status != 200:
+                return CheckReport(ok=False, detail=_why(product, answer), facts=facts)
+            try:
+                balance = json.loads(answer.text or "")
+                facts[product] = f"{balance['availableBalance']} {balance['currency']}"
+            except (ValueError, KeyError, TypeError):
+                return CheckReport(
+                    ok=False, detail=f"{product}: unreadable balance answer", facts=facts
+                )
+        return CheckReport(
+            ok=True,
+            detail=f"authenticated on collection and disbursement ({self._environment})",
+            facts=facts,
+        )
+
+    # The exchanges.
+
+    def _disbursement_body(self, disbursement: Disbursement) -> dict[str, Any]:
+        return {
+            "amount": _amount(disbursement.amount, disbursement.currency),
+            "currency": self._currency or disbursement.currency,
+            "externalId": disbursement.reference,
+            "payerMessage": _note(disbursement.reason, "Transfert"),
+            "payeeNote": _note(disbursement.reason, disbursement.reference),
+        }
+
+    def _headers(self, product: str, token: str) -> dict[str, str]:
+        return {
+            "Authorization": f"Bearer {token}",
+            "Ocp-Apim-Subscription-Key": self._subscription_keys[product],
+            "X-Target-Environment": self._environment,
+        }
+
+    async def _request(
+        self,
+        product: str,
+        path: str,
+        reference: str,
+        callback_url: str | None,
+        body: dict[str, Any],
+    ) -> OperatorResult:
+        """POSTs one request; a 401 gets one more try with a new token."""
+        records: list[Exchange] = []
+        for _ in range(2):
+            token = await self._tokens.get(self.client, product)
+            if isinstance(token, Refusal):
+                return _without_token(token, (*records, token.exchange))
+            headers = self._headers(product, token) | {"X-Reference-Id": reference}
+            if callback_url is not None:
+                headers["X-Callback-Url"] = callback_url
+            answer = await exchange.send(
+                self.client,
+                path,
+                "POST",
+                f"{self._base}/{product}/v1_0/{path}",
+                headers=headers,
+                json_body=body,
+            )
+            records.append(answer.exchange)
+            if answer.status != 401:
+                break
+            self._tokens.forget(product, token)
+        return answers.to_request(answer.status, answer.text, reference, tuple(records))
+
+    async def _status(self, product: str, path: str, reference: str) -> OperatorResult:
+        answer = await self._get(product, f"/{product}/v1_0/{path}/{reference}", f"{path}_status")
+        if isinstance(answer, Refusal):
+            return answers.unknown((answer.exchange,))
+        return answers.to_status(answer.status, answer.text, (answer.exchange,))
+
+    async def _get(
+        self, product: str, path: str, action: str = "balance"
+    ) -> exchange.Answer | Refusal:
+        token = await self._tokens.get(self.client, product)
+        if isinstance(token, Refusal):
+            return token
+        answer = await exchange.send(
+            self.client, action, "GET", self._base + path, headers=self._headers(product, token)
+        )
+        if answer.status == 401:
+            self._tokens.forget(product, token)
+        return answer
+
+
+def _without_token(refusal: Refusal, records: tuple[Exchange, ...]) -> OperatorResult:
+    """No token, so nothing was sent: refused credentials fail the request (it would be
+    refused again); a token endpoint that did not answer leaves it unknown (ask again)."""
+    if refusal.status in (400, 401, 403):
+        code = answers.error_code(refusal.text) or f"http_{refusal.status}"
+        return OperatorResult(
+            Outcome.FAILED, reason=f"operator_refused_credentials:{code}", exchanges=records
+        )
+    return answers.unknown(records)
+
+
+def _why(product: str, answer: exchange.Answer | Refusal) -> str:
+    """What is wrong, in plain words, from the first exchange that went wrong."""
+    record = answer.exchange
+    if answer.status is None:
+        return f"{product}: no answer from {record.url} ({record.error})"
+    code = answers.error_code(answer.text) or ""
+    if record.action == "token" and answer.status == 401:
+        if "subscription" in code:
+            return f"{product}: MTN refused the {product}_subscription_key ({code})"
+        return f"{product}: MTN refused the api_user/api_key pair ({code or 'HTTP 401'})"
+    if answer.status in (401, 403):
+        return f"{product}: MTN refused the request ({answer.status} {code})"
+    if "target_environment" in code:
+        return f"{product}: MTN refused target_environment ({code})"
+    return f"{product}: MTN answered {answer.status} {code}".rstrip()

@@ -1,0 +1,51 @@
+"""One HTTP exchange with MTN, recorded without its secrets, with failures as values."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from cauri.operators.protocol import Exchange
+
+MAX_RECORDED = 16_384  # characters of a body kept in the record
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int | None  # None: no answer (timeout, refused connection, reset)
+    text: str | None
+    exchange: Exchange
+
+
+async def send(
+    client: httpx.AsyncClient,
+    action: str,
+    method: str,
+    url: str,
+    *,
+    headers: dict[str, str],
+    json_body: dict[str, Any] | None = None,
+) -> Answer:
+    """Never raises for what the network does. The record keeps the URL, the JSON body sent
+    (it holds no secret: credentials travel in headers, which are not recorded) and the
+    answer; a token's body is never recorded."""
+    request = client.build_request(method, url, headers=headers, json=json_body)
+    sent = request.content.decode("utf-8", "replace") if json_body is not None else None
+    started = time.monotonic()
+    status: int | None = None
+    text: str | None = None
+    error: str | None = None
+    try:
+        response = await client.send(request)
+        status, text = response.status_code, response.text
+    except httpx.TimeoutException as exc:
+        error = f"timeout: {type(exc).__name__}"
+    except httpx.HTTPError as exc:
+        error = f"{type(exc).__name__}: {exc}"[:500]
+    duration = int((time.monotonic() - started) * 1000)
+    recorded = None if action == "token" else (text[:MAX_RECORDED] if text else text)
+    exchange = Exchange(action, method, url, sent, status, recorded, duration, error)
+    return Answer(status, text, exchange)
