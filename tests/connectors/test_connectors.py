@@ -196,7 +196,7 @@ async def test_test_mode_and_in_process_adapters(runtime: Runtime, builds: Build
     assert test is not None and test.connector == "simulator"
     assert test.adapter is registry.simulator
     assert live is not None and live.connector == "adapter:mtn" and live.adapter is in_process
-    assert registry.adapter("Mtn", livemode=True) is in_process
+    assert registry.in_process("Mtn", livemode=True) is in_process
     assert builds.made == []  # the route was never needed
 
 

@@ -108,9 +108,11 @@ class OperatorRegistry:
         # them, so they are closed with the registry.
         self._retired: list[OperatorAdapter] = []
 
-    # Kept as it was (in-process adapters only, synchronous) for the code that has not moved
-    # to `route` yet.
-    def adapter(self, operator: str, livemode: bool) -> OperatorAdapter | None:
+    def in_process(self, operator: str, livemode: bool) -> OperatorAdapter | None:
+        """The adapter held in this process for an operator (the simulator in test mode),
+        read without the database: the hot path asks it for an offline decision before the
+        payment is recorded, and the simulator's delayed outcomes ask it again. Connectors
+        to an operator's network are reached through `route` and `by_name`."""
         if not livemode:
             return self.simulator
         adapter: OperatorAdapter | None = self.live_adapters.get(operator)

@@ -216,7 +216,7 @@ class Flow(Generic[Row]):
     ) -> None:
         """Asks the offline adapter again about a pending, debited row (a delayed outcome;
         an operator's network is asked by the call protocol's polls instead)."""
-        adapter = runtime.operators.adapter(row.operator, row.livemode)
+        adapter = runtime.operators.in_process(row.operator, row.livemode)
         if adapter is None or not adapter.decides_offline:
             return
         result = await requests.status(adapter, self.action, self.request(row))

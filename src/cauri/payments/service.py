@@ -134,7 +134,7 @@ class PaymentService:
         payment is recorded so that it is inserted in its final state: one UPDATE fewer on the
         hot path. None for any other operator, engaged only once the payment is recorded."""
         checked = priced.checked
-        adapter = runtime.operators.adapter(checked.mode.operator, caller.livemode)
+        adapter = runtime.operators.in_process(checked.mode.operator, caller.livemode)
         if adapter is None or not adapter.decides_offline:
             return None
         return await adapter.collect(
@@ -387,7 +387,7 @@ class PaymentService:
         payment = await self.lock(session, payment_id)
         if payment is None or payment.status != Outcome.PENDING:
             return
-        adapter = runtime.operators.adapter(payment.operator, payment.livemode)
+        adapter = runtime.operators.in_process(payment.operator, payment.livemode)
         if adapter is None:
             return
         await self.apply(
@@ -402,7 +402,7 @@ class PaymentService:
         payment = await self.lock(session, payment_id)
         if payment is None or payment.status != Outcome.PENDING:
             return
-        adapter = runtime.operators.adapter(payment.operator, payment.livemode)
+        adapter = runtime.operators.in_process(payment.operator, payment.livemode)
         if adapter is not None:
             result = await adapter.collection_status(_collection(payment))
             if result.outcome is not Outcome.PENDING:
