@@ -32,7 +32,7 @@ from cauri.disbursements.jobs import RowJob
 from cauri.events import service as events
 from cauri.kit.errors import CauriError, InsufficientFunds
 from cauri.ledger import movements
-from cauri.ledger.movements import Holder, Movement
+from cauri.ledger.movements import Disbursal, Holder, Movement
 from cauri.ledger.service import Overdraft
 from cauri.models import lookups
 from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
@@ -101,6 +101,11 @@ class Flow(Generic[Row]):
     def kind(self) -> str:
         return self.movement.value
 
+    def _disbursal(self, row: Row) -> Disbursal:
+        return Disbursal(
+            self.movement, self.source(row), row.operator, row.amount, self.fee(row), row.reference
+        )
+
     async def lock(self, session: AsyncSession, reference: str) -> Row | None:
         return await lookups.locked(session, self.model, self.model.reference == reference)
 
@@ -112,16 +117,7 @@ class Flow(Generic[Row]):
 
     async def _take(self, session: AsyncSession, row: Row, at: datetime) -> None:
         try:
-            await movements.disbursed(
-                session,
-                self.movement,
-                source=self.source(row),
-                operator=row.operator,
-                amount=row.amount,
-                fee=self.fee(row),
-                reference=row.reference,
-                at=at,
-            )
+            await movements.disbursed(session, self._disbursal(row), at)
         except Overdraft as exc:
             raise InsufficientFunds() from exc
 
@@ -237,16 +233,7 @@ class Flow(Generic[Row]):
         already re-credited)."""
         now = runtime.clock.now()
         if outcome is Outcome.FAILED and row.debited:
-            await movements.reversed_disbursal(
-                session,
-                self.movement,
-                source=self.source(row),
-                operator=row.operator,
-                amount=row.amount,
-                fee=self.fee(row),
-                reference=row.reference,
-                at=now,
-            )
+            await movements.reversed_disbursal(session, self._disbursal(row), now)
             row.debited = False
         row.status = outcome.value
         row.failure_reason = reason

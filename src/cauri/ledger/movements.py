@@ -132,44 +132,34 @@ async def penalty_taken(
     )
 
 
-def _disbursal(source: Holder, operator: str, amount: int, fee: int) -> list[Entry]:
-    return [
-        Entry(source.account, -(amount + fee)),
-        _clearing(operator, source, amount),
-        _revenue("fees", source, fee),
-    ]
+@dataclass(frozen=True)
+class Disbursal:
+    """`amount` sent through `operator` from `source`, which also pays the platform `fee`."""
+
+    movement: Movement
+    source: Holder
+    operator: str
+    amount: int
+    fee: int
+    reference: str
+
+    def entries(self) -> list[Entry]:
+        return [
+            Entry(self.source.account, -(self.amount + self.fee)),
+            _clearing(self.operator, self.source, self.amount),
+            _revenue("fees", self.source, self.fee),
+        ]
 
 
-async def disbursed(
-    session: AsyncSession,
-    movement: Movement,
-    *,
-    source: Holder,
-    operator: str,
-    amount: int,
-    fee: int = 0,
-    reference: str,
-    at: datetime,
-) -> None:
-    """`amount` sent through `operator` from `source`, which also pays the platform's
-    `fee`. Raises `Overdraft` (nothing written) when the source cannot cover it."""
-    await _record(session, movement, reference, _disbursal(source, operator, amount, fee), at)
+async def disbursed(session: AsyncSession, disbursal: Disbursal, at: datetime) -> None:
+    """Raises `Overdraft` (nothing written) when the source cannot cover it."""
+    await _record(session, disbursal.movement, disbursal.reference, disbursal.entries(), at)
 
 
-async def reversed_disbursal(
-    session: AsyncSession,
-    movement: Movement,
-    *,
-    source: Holder,
-    operator: str,
-    amount: int,
-    fee: int = 0,
-    reference: str,
-    at: datetime,
-) -> None:
+async def reversed_disbursal(session: AsyncSession, disbursal: Disbursal, at: datetime) -> None:
     """The exact reverse of a `disbursed` the operator did not carry out."""
-    entries = [Entry(e.account, -e.amount) for e in _disbursal(source, operator, amount, fee)]
-    await _record(session, f"{movement}_reversal", reference, entries, at)
+    entries = [Entry(e.account, -e.amount) for e in disbursal.entries()]
+    await _record(session, f"{disbursal.movement}_reversal", disbursal.reference, entries, at)
 
 
 async def topped_up(
