@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from cauri.config import Settings
+from cauri.connectors.service import connectors
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.conftest import TEST_SECRET_KEY
@@ -255,6 +256,11 @@ async def test_a_cancelled_plan_is_refunded_by_an_mtn_transfer(
     assert (await read(client, merchant, f"installment-plans/{reference}"))["status"] == (
         "refunded"
     )
+    # Staff find the plan's operations by the plan: its instalment's are the payment's.
+    async with runtime.sessionmaker() as session:
+        [operation] = await connectors.exchanges(session, reference)
+    assert (operation.operation.action, operation.operation.status) == ("disburse", "succeeded")
+    assert [e.action for e in operation.exchanges] == ["transfer", "transfer_status"]
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, delete, select
+from sqlalchemy import Select, String, cast, delete, or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -20,6 +20,7 @@ from cauri.connectors.registry import SIMULATOR, OperatorRegistry
 from cauri.connectors.secrets import SecretBox
 from cauri.models.connectors import ConnectorAccount, OperatorRoute
 from cauri.models.operations import OperatorExchange, OperatorOperation
+from cauri.models.plans import PlanRefund
 from cauri.operators import catalogue
 from cauri.operators.protocol import CheckReport
 
@@ -229,10 +230,18 @@ class Connectors:
     async def exchanges(self, session: AsyncSession, reference: str) -> list[OperationView]:
         """The operator operations of a payment, payout, refund or plan, oldest first, each
         with its exchanges in order."""
+        reference = reference.strip()
+        # A plan's operations are those of its cancellation refunds.
+        of_plan = select(PlanRefund.reference).where(cast(PlanRefund.plan_id, String) == reference)
         return await self._with_exchanges(
             session,
             select(OperatorOperation)
-            .where(OperatorOperation.subject_ref == reference.strip())
+            .where(
+                or_(
+                    OperatorOperation.subject_ref == reference,
+                    OperatorOperation.subject_ref.in_(of_plan),
+                )
+            )
             .order_by(OperatorOperation.created_at, OperatorOperation.action),
         )
 
