@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import defaultdict
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from sqlalchemy import text
@@ -20,6 +19,7 @@ from cauri.operators.protocol import (
     Collection,
     Disbursement,
     Exchange,
+    Notice,
     OperatorResult,
     Outcome,
 )
@@ -100,16 +100,14 @@ class ScriptedNetwork:
             "refund_status", disbursement.reference, disbursement.phone_number
         )
 
-    async def parse_callback(
-        self, headers: Mapping[str, str], body: bytes
-    ) -> CallbackUpdate | None:
+    async def parse_callback(self, notice: Notice) -> CallbackUpdate | None:
         """Unsigned, like MTN's: `{"reference": …, "status": "SUCCESSFUL"|"FAILED"}`."""
         try:
-            notice = json.loads(body)
+            fields = json.loads(notice.body)
         except ValueError:
             return None
-        outcome = Outcome.SUCCEEDED if notice.get("status") == "SUCCESSFUL" else Outcome.FAILED
-        return CallbackUpdate(notice["reference"], OperatorResult(outcome), verified=False)
+        outcome = Outcome.SUCCEEDED if fields.get("status") == "SUCCESSFUL" else Outcome.FAILED
+        return CallbackUpdate(fields["reference"], OperatorResult(outcome), verified=False)
 
     async def check(self) -> CheckReport:
         return CheckReport(ok=True, detail="scripted")

@@ -65,8 +65,9 @@ async def test_connectors_and_routes(database_url: str, tmp_path: Path) -> None:
     [row] = listed.rows()
     assert set(row) == {
         "name", "kind", "environment", "base_url", "settings", "secret_names", "routes",
-        "callback_url", "created_at", "updated_at",
+        "callback_url", "last_check", "created_at", "updated_at",
     }  # fmt: skip
+    assert row["last_check"] is None
     assert row["callback_url"] == "https://pay.example.com/api/v1/operator-callbacks/mtn-bj"
     assert row["settings"] == {"target_environment": "sandbox"}
     assert row["routes"] == [{"operator": "mtn", "action": "collect"}]
@@ -83,6 +84,10 @@ async def test_connectors_and_routes(database_url: str, tmp_path: Path) -> None:
     assert checked.exit_code == 1
     assert checked.stdout.startswith("mtn-bj: NOT OK: ")
     assert "Traceback" not in checked.stderr
+    # The verdict stays on the account, for `connectors list`.
+    listed = await cauri(database_url, "connectors", "list")
+    outputs += [listed.stdout, listed.stderr]
+    assert "last check: NOT OK at " in listed.stdout
 
     assert not [output for output in outputs if SECRET in output]
 

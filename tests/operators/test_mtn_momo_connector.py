@@ -14,7 +14,7 @@ import pytest
 
 from cauri.operators.config import ConnectorConfig
 from cauri.operators.mtn_momo.connector import MtnMomoConnector
-from cauri.operators.protocol import Collection, Disbursement, OperatorResult, Outcome
+from cauri.operators.protocol import Collection, Disbursement, Notice, OperatorResult, Outcome
 from tests.fakes.mtn_momo import MtnMomoFake
 from tests.operators.mtn_live import API_KEY, API_USER, NUMBER, SECRETS, SUBSCRIPTION_KEYS, mtn_fake
 
@@ -257,10 +257,14 @@ async def test_check_says_what_is_wrong(
 async def test_callbacks_are_read_as_unverified_hints(mtn: MtnMomoConnector) -> None:
     reference = str(uuid.uuid4())
     notice = {"externalId": reference, "status": "FAILED", "reason": "APPROVAL_REJECTED"}
-    update = await mtn.parse_callback({}, json.dumps(notice).encode())
+    update = await mtn.parse_callback(_notice(json.dumps(notice).encode()))
     assert update is not None and update.reference == reference and not update.verified
     assert (update.result.outcome, update.result.reason) == (Outcome.FAILED, "approval_rejected")
     with_id = {"referenceId": reference, "status": "SUCCESSFUL"}
-    assert (await mtn.parse_callback({}, json.dumps(with_id).encode())).reference == reference  # type: ignore[union-attr]
-    assert await mtn.parse_callback({}, b"not json") is None
-    assert await mtn.parse_callback({}, b'{"status": "SUCCESSFUL"}') is None
+    assert (await mtn.parse_callback(_notice(json.dumps(with_id).encode()))).reference == reference  # type: ignore[union-attr]
+    assert await mtn.parse_callback(_notice(b"not json")) is None
+    assert await mtn.parse_callback(_notice(b'{"status": "SUCCESSFUL"}')) is None
+
+
+def _notice(body: bytes) -> Notice:
+    return Notice("PUT", "http://127.0.0.1/api/v1/operator-callbacks/mtn", {}, body)

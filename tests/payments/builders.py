@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -21,6 +20,7 @@ from cauri.operators.protocol import (
     CallbackUpdate,
     Collection,
     Disbursement,
+    Notice,
     OperatorResult,
     Outcome,
 )
@@ -129,10 +129,8 @@ class FakeLiveOperator:
     async def disbursement_status(self, disbursement: Disbursement) -> OperatorResult:
         return OperatorResult(self.outcome)
 
-    async def parse_callback(
-        self, headers: Mapping[str, str], body: bytes
-    ) -> CallbackUpdate | None:
-        if not hmac.compare_digest(headers.get("x-operator-secret", ""), CALLBACK_SECRET):
+    async def parse_callback(self, notice: Notice) -> CallbackUpdate | None:
+        if not hmac.compare_digest(notice.headers.get("x-operator-secret", ""), CALLBACK_SECRET):
             return None
-        notice = json.loads(body)
-        return CallbackUpdate(notice["reference"], OperatorResult(Outcome(notice["status"])))
+        fields = json.loads(notice.body)
+        return CallbackUpdate(fields["reference"], OperatorResult(Outcome(fields["status"])))

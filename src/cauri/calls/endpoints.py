@@ -9,8 +9,21 @@ from fastapi import APIRouter, Request
 
 from cauri.calls import service as calls
 from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
+from cauri.operators.protocol import Notice
+from cauri.runtime import Runtime
 
 router = APIRouter(route_class=UnitOfWorkRoute, tags=["operator callbacks"])
+
+
+def _as_addressed(request: Request, runtime: Runtime) -> str:
+    """The URL the operator called, as it signs it: under CAURI_PUBLIC_URL when that is set
+    (a proxy in front terminates TLS), else as this server received it."""
+    base = runtime.settings.public_url
+    if base is None:
+        return str(request.url)
+    query = f"?{request.url.query}" if request.url.query else ""
+    return f"{base.rstrip('/')}{request.url.path}{query}"
+
 
 # Operators differ in the verb they notify with (MTN: PUT or POST).
 _VERBS = ["POST", "PUT"]
@@ -19,16 +32,10 @@ _VERBS = ["POST", "PUT"]
 async def _receive(
     request: Request, session: SessionDep, runtime: RuntimeDep, connector: str, ref: str | None
 ) -> dict[str, Any]:
-    await calls.receive_callback(
-        session,
-        runtime,
-        connector,
-        ref,
-        method=request.method,
-        path=request.url.path,
-        headers=request.headers,
-        body=await request.body(),
+    notice = Notice(
+        request.method, _as_addressed(request, runtime), request.headers, await request.body()
     )
+    await calls.receive_callback(session, runtime, connector, ref, notice=notice)
     return ok({"received": True})
 
 

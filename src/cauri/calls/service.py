@@ -21,9 +21,10 @@ the caller's transaction and leaves no operation behind.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
+from urllib.parse import urlsplit
 
 import structlog
 from sqlalchemy import select, text, update
@@ -36,7 +37,7 @@ from cauri.connectors.registry import ADAPTER_PREFIX, Routed
 from cauri.kit.errors import Conflict, NotFound, Unauthorized
 from cauri.kit.ids import parse_uuid
 from cauri.models import OperatorExchange, OperatorOperation
-from cauri.operators.protocol import Exchange, OperatorResult, Outcome
+from cauri.operators.protocol import Exchange, Notice, OperatorResult, Outcome
 from cauri.runtime import Runtime
 
 log = structlog.get_logger("cauri.calls")
@@ -321,10 +322,7 @@ async def receive_callback(
     connector: str,
     reference: str | None,
     *,
-    method: str,
-    path: str,
-    headers: Mapping[str, str],
-    body: bytes,
+    notice: Notice,
 ) -> None:
     """An operator's notification. Recorded whatever it says. A verified one settles its
     operation; an unverified one (MTN signs nothing) only prompts a status query, so a
@@ -336,7 +334,7 @@ async def receive_callback(
     )
     if routed is None or routed.adapter.decides_offline:
         raise NotFound("Aucun opérateur configuré sous ce nom.")
-    update_ = await routed.adapter.parse_callback(headers, body)
+    update_ = await routed.adapter.parse_callback(notice)
     named = reference or (update_.reference if update_ else None)
     operation_id = parse_uuid(named) if named else None
     operation = (
@@ -359,9 +357,9 @@ async def receive_callback(
         (
             Exchange(
                 action="callback",
-                method=method,
-                url=path,
-                request_body=body.decode("utf-8", "replace")[:16_384],
+                method=notice.method,
+                url=urlsplit(notice.url).path,
+                request_body=notice.body.decode("utf-8", "replace")[:16_384],
                 response_status=None,
                 response_body=None,
                 duration_ms=0,

@@ -113,6 +113,14 @@ def account_row(view: AccountView, public_url: str | None) -> dict[str, Any]:
         "secret_names": list(account.secret_names),
         "routes": [{"operator": op, "action": action} for op, action in view.routes],
         "callback_url": callback_url(public_url, account.name),
+        "last_check": None
+        if account.checked_at is None
+        else {
+            "at": account.checked_at.isoformat(),
+            "ok": account.check_ok,
+            "detail": account.check_detail,
+            "facts": account.check_facts or {},
+        },
         "created_at": account.created_at.isoformat(),
         "updated_at": account.updated_at.isoformat(),
     }
@@ -185,6 +193,23 @@ def connectors_list(as_json: JsonFlag = False) -> None:
         typer.echo(f"  routes: {routes}")
         typer.echo(f"  callback_url: {row['callback_url'] or '- (CAURI_PUBLIC_URL is not set)'}")
         typer.echo(f"  updated_at: {row['updated_at']}")
+        check = row["last_check"]
+        if check is None:
+            typer.echo(f"  last check: never (cauri connectors check {row['name']})")
+            continue
+        verdict = "ok" if check["ok"] else "NOT OK"
+        typer.echo(f"  last check: {verdict} at {check['at']}: {check['detail']}")
+        _echo_facts(check["facts"], "    ")
+
+
+def _echo_facts(facts: dict[str, Any], indent: str) -> None:
+    for key, value in facts.items():
+        if isinstance(value, dict):
+            typer.echo(f"{indent}{key}:")
+            for name, detail in value.items():
+                typer.echo(f"{indent}  {name}: {detail}")
+        else:
+            typer.echo(f"{indent}{key}: {value}")
 
 
 @connectors_cli.command("check")
@@ -200,6 +225,8 @@ def connectors_check(name: str, as_json: JsonFlag = False) -> None:
             # No transaction is held while the connector talks to the network.
             async with runtime.sessionmaker() as session:
                 report = await connectors.check(session, runtime.operators, name)
+            async with unit_of_work(runtime.sessionmaker) as session:
+                await connectors.record_check(session, name, report, runtime.clock.now())
         finally:
             await runtime.close()
         return {
@@ -217,8 +244,7 @@ def connectors_check(name: str, as_json: JsonFlag = False) -> None:
         _echo_json(result)
     else:
         typer.echo(f"{name}: {'ok' if result['ok'] else 'NOT OK'}: {result['detail']}")
-        for key, value in result["facts"].items():
-            typer.echo(f"  {key}: {value}")
+        _echo_facts(result["facts"], "  ")
     if not result["ok"]:
         raise typer.Exit(1)
 

@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from cauri.connectors.errors import ConnectorError
-from cauri.operators import mtn_momo
+from cauri.operators import mtn_momo, pawapay
 from cauri.operators.config import ENVIRONMENTS, ConnectorKind
 
-KINDS: dict[str, ConnectorKind] = {kind.name: kind for kind in (mtn_momo.KIND,)}
+KINDS: dict[str, ConnectorKind] = {kind.name: kind for kind in (mtn_momo.KIND, pawapay.KIND)}
 
 ACTIONS = ("collect", "disburse", "refund")
 
@@ -66,6 +66,11 @@ def validate_account(
             f"Secret inconnu du type {kind.name} : {_names(unknown)} "
             f"(secrets : {_names(kind.secrets)})."
         )
+    if kind.check_settings is not None:
+        try:
+            kind.check_settings(settings)
+        except ValueError as error:
+            raise ConnectorError(str(error)) from error
     missing = [s for s in kind.secrets if not secrets.get(s)]
     if missing:
         raise ConnectorError(

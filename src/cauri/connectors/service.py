@@ -126,6 +126,16 @@ class Connectors:
             routes.setdefault(route.connector, []).append((route.operator, route.action))
         return [AccountView(account, routes.get(account.name, [])) for account in accounts]
 
+    async def record_check(
+        self, session: AsyncSession, name: str, report: CheckReport, now: datetime
+    ) -> None:
+        """Keeps the check's verdict on the account, for `cauri connectors list`."""
+        account = await self.get(session, name)
+        account.checked_at = now
+        account.check_ok = report.ok
+        account.check_detail = report.detail
+        account.check_facts = dict(report.facts or {})
+
     async def check(
         self, session: AsyncSession, registry: OperatorRegistry, name: str
     ) -> CheckReport:
@@ -193,6 +203,12 @@ class Connectors:
                 )
             account = await self.get(session, connector)
             kind = kind_named(account.kind)
+            carried = kind.operators(account.settings) if kind.operators else None
+            if carried is not None and code not in carried:
+                raise ConnectorError(
+                    f"Le connecteur {connector} (type {kind.name}) ne porte pas {code} "
+                    f"(il porte : {', '.join(sorted(carried))})."
+                )
             if action not in kind.operations:
                 raise ConnectorError(
                     f"Le connecteur {connector} (type {kind.name}) ne sait pas faire "

@@ -63,6 +63,12 @@ def to_major(minor: int, currency: str) -> int | float:
     return minor / unit
 
 
+def decimal_text(minor: int, currency: str) -> str:
+    """Minor units as the decimal string operators' APIs take: 5000 XOF is "5000", 1234 EUR
+    cents "12.34"."""
+    return format(Decimal(minor).scaleb(-EXPONENT[currency]), "f")
+
+
 def percent_of(minor: int, percent: Decimal) -> int:
     """`percent` % of an amount, rounded half up to the currency's unit (DESIGN: fees)."""
     return int((Decimal(minor) * percent / 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))

@@ -31,6 +31,11 @@ class ConnectorAccount(Base):
     created_at: Mapped[datetime]
     # Changes on every `connectors add` over the name: running servers rebuild the connector.
     updated_at: Mapped[datetime]
+    # The last `cauri connectors check`: its verdict and what it read of the operator.
+    checked_at: Mapped[datetime | None]
+    check_ok: Mapped[bool | None]
+    check_detail: Mapped[str | None]
+    check_facts: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
 
 
 class OperatorRoute(Base):

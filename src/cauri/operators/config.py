@@ -7,7 +7,7 @@ a kind's settings and secrets are part of the operator-facing contract (DESIGN.m
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 from cauri.operators.protocol import OperatorAdapter
@@ -37,3 +37,9 @@ class ConnectorKind:
     optional_settings: tuple[str, ...] = ()
     # Operations it can carry, for `cauri routes set` to refuse a route it cannot.
     operations: tuple[str, ...] = ("collect", "disburse", "refund")
+    # The catalogue's operator codes an account of this kind can carry, from its settings
+    # (None: any the staff route to it).
+    operators: Callable[[Mapping[str, str]], Collection[str]] | None = None
+    # Reads the settings as the connector will; raises ValueError, in plain words, for
+    # one it could not use (checked by `cauri connectors add`).
+    check_settings: Callable[[Mapping[str, str]], None] | None = None

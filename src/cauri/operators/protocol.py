@@ -52,6 +52,9 @@ class OperatorResult:
     # never reached it, and may be sent again under the same reference.
     unknown_reference: bool = False
     exchanges: tuple[Exchange, ...] = ()
+    # Where the customer approves the request, when the operator needs them on a page (Wave's
+    # checkout launch URL, a provider's authorisation page): the payment's `payment_url`.
+    redirect_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,9 @@ class Collection:
     description: str | None = None
     # Where the operator should notify us about this request (None: no public URL known).
     callback_url: str | None = None
+    # Where the customer goes back to after approving on the operator's page (the payment's
+    # `return_url`).
+    return_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,16 @@ class CallbackUpdate:
 
 
 @dataclass(frozen=True)
+class Notice:
+    """A notification an operator sent us, as it arrived."""
+
+    method: str
+    url: str  # as the operator addressed it (under CAURI_PUBLIC_URL when that is set)
+    headers: Mapping[str, str]  # case-insensitive
+    body: bytes
+
+
+@dataclass(frozen=True)
 class CheckReport:
     """`cauri connectors check`: whether the account works, in plain words."""
 
@@ -124,9 +140,7 @@ class OperatorAdapter(Protocol):
 
     async def refund_status(self, disbursement: Disbursement) -> OperatorResult: ...
 
-    async def parse_callback(
-        self, headers: Mapping[str, str], body: bytes
-    ) -> CallbackUpdate | None:
+    async def parse_callback(self, notice: Notice) -> CallbackUpdate | None:
         """Reads a notification the operator sent us; None when it is not authentic or not
         about one of our requests."""
         ...

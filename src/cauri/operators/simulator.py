@@ -7,13 +7,12 @@ Card collections stay pending until the tester decides on the hosted page.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from cauri.operators.protocol import (
     CallbackUpdate,
     CheckReport,
     Collection,
     Disbursement,
+    Notice,
     OperatorResult,
     Outcome,
 )
@@ -74,8 +73,6 @@ class Simulator:
     async def aclose(self) -> None:
         pass
 
-    async def parse_callback(
-        self, headers: Mapping[str, str], body: bytes
-    ) -> CallbackUpdate | None:
+    async def parse_callback(self, notice: Notice) -> CallbackUpdate | None:
         # Test mode contacts no operator, so no operator ever calls back.
         return None

@@ -43,6 +43,7 @@ def _collection(
         otp=otp,
         description=payment.description,
         callback_url=callback_url,
+        return_url=payment.return_url,
     )
 
 
@@ -249,7 +250,7 @@ class PaymentService:
             await self.apply(session, runtime, payment, answer, recorded=True)
         if payment.status == Outcome.FAILED:
             raise PaymentFailed()
-        if payment.status == Outcome.PENDING and payment.payment_url is not None:
+        if payment.status == Outcome.PENDING and payment.phone_number is None:
             # A card payment waits for its customer on the page: not forever (no scan of
             # pending payments: one job, due when its time is up).
             await jobs.EXPIRE_CARD.enqueue(
@@ -273,6 +274,9 @@ class PaymentService:
         inserted with the answer's status already, only its consequences remain."""
         if result.operator_reference is not None and not recorded:
             payment.operator_reference = result.operator_reference
+        if result.redirect_url is not None and payment.payment_url is None:
+            # The operator's page where the customer approves (Wave's checkout).
+            payment.payment_url = result.redirect_url
         if result.outcome is Outcome.PENDING:
             if result.check_after is not None:
                 await jobs.CHECK_STATUS.enqueue(

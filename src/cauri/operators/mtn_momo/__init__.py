@@ -28,4 +28,5 @@ KIND = ConnectorKind(
         "disbursement_subscription_key",
     ),
     build=_build,
+    operators=lambda _settings: ("mtn", "mtn_ci", "mtn_cg"),
 )

@@ -9,15 +9,14 @@ Cauri then asks MTN (cauri.calls). Sources in docs/OPERATORS.md.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from decimal import Decimal
 from typing import Any
 
 import httpx
 
-from cauri.kit.money import EXPONENT
+from cauri.kit.money import decimal_text
+from cauri.operators import exchange
 from cauri.operators.config import ConnectorConfig
-from cauri.operators.mtn_momo import answers, exchange
+from cauri.operators.mtn_momo import answers
 from cauri.operators.mtn_momo.tokens import Refusal, Tokens
 from cauri.operators.protocol import (
     CallbackUpdate,
@@ -25,6 +24,7 @@ from cauri.operators.protocol import (
     Collection,
     Disbursement,
     Exchange,
+    Notice,
     OperatorResult,
     Outcome,
 )
@@ -32,11 +32,6 @@ from cauri.operators.protocol import (
 COLLECTION, DISBURSEMENT = "collection", "disbursement"
 # MTN's limit on payerMessage and payeeNote (its API reference: 160 characters).
 NOTE_LENGTH = 160
-
-
-def _amount(minor: int, currency: str) -> str:
-    """Minor units to MTN's decimal string: 5000 XOF is "5000", 1234 EUR cents "12.34"."""
-    return format(Decimal(minor).scaleb(-EXPONENT[currency]), "f")
 
 
 def _note(text: str | None, fallback: str) -> str:
@@ -80,7 +75,7 @@ class MtnMomoConnector:
     async def collect(self, collection: Collection) -> OperatorResult:
         assert collection.phone_number is not None  # MTN collects from a number only
         body = {
-            "amount": _amount(collection.amount, collection.currency),
+            "amount": decimal_text(collection.amount, collection.currency),
             "currency": self._currency or collection.currency,
             "externalId": collection.reference,
             "payer": {"partyIdType": "MSISDN", "partyId": collection.phone_number},
@@ -123,22 +118,20 @@ class MtnMomoConnector:
             return await self.disbursement_status(disbursement)
         return await self._status(DISBURSEMENT, "refund", disbursement.reference)
 
-    async def parse_callback(
-        self, headers: Mapping[str, str], body: bytes
-    ) -> CallbackUpdate | None:
+    async def parse_callback(self, notice: Notice) -> CallbackUpdate | None:
         """MTN's callback carries the transaction as a status query shows it; our reference
         is its `externalId` (or `referenceId` where MTN adds it). Never verified: MTN signs
         nothing."""
         try:
-            notice = json.loads(body)
+            fields = json.loads(notice.body)
         except ValueError:
             return None
-        if not isinstance(notice, dict):
+        if not isinstance(fields, dict):
             return None
-        reference = notice.get("referenceId") or notice.get("externalId")
+        reference = fields.get("referenceId") or fields.get("externalId")
         if not isinstance(reference, str) or not reference:
             return None
-        result = answers.to_status(200, body.decode("utf-8", "replace"), ())
+        result = answers.to_status(200, notice.body.decode("utf-8", "replace"), ())
         return CallbackUpdate(reference, result, verified=False)
 
     async def check(self) -> CheckReport:
@@ -167,7 +160,7 @@ class MtnMomoConnector:
 
     def _disbursement_body(self, disbursement: Disbursement) -> dict[str, Any]:
         return {
-            "amount": _amount(disbursement.amount, disbursement.currency),
+            "amount": decimal_text(disbursement.amount, disbursement.currency),
             "currency": self._currency or disbursement.currency,
             "externalId": disbursement.reference,
             "payerMessage": _note(disbursement.reason, "Transfert"),

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from cauri.operators.mtn_momo import exchange
+from cauri.operators import exchange
 from cauri.operators.protocol import Exchange
 
 # A token is replaced this long before MTN says it expires: a call started with it must not
@@ -71,6 +71,7 @@ class Tokens:
                 "Authorization": f"Basic {self._basic}",
                 "Ocp-Apim-Subscription-Key": self._subscription_keys[product],
             },
+            secret_answer=True,
         )
         try:
             body = json.loads(answer.text or "")

@@ -1,4 +1,6 @@
-"""One HTTP exchange with MTN, recorded without its secrets, with failures as values."""
+"""One HTTP exchange with an operator, recorded without its secrets, with failures as values.
+Every connector sends through here: what is recorded, and what a network failure is, is
+decided once."""
 
 from __future__ import annotations
 
@@ -28,10 +30,11 @@ async def send(
     *,
     headers: dict[str, str],
     json_body: dict[str, Any] | None = None,
+    secret_answer: bool = False,
 ) -> Answer:
     """Never raises for what the network does. The record keeps the URL, the JSON body sent
     (it holds no secret: credentials travel in headers, which are not recorded) and the
-    answer; a token's body is never recorded."""
+    answer, unless it is a secret itself (`secret_answer`: a token)."""
     request = client.build_request(method, url, headers=headers, json=json_body)
     sent = request.content.decode("utf-8", "replace") if json_body is not None else None
     started = time.monotonic()
@@ -46,6 +49,6 @@ async def send(
     except httpx.HTTPError as exc:
         error = f"{type(exc).__name__}: {exc}"[:500]
     duration = int((time.monotonic() - started) * 1000)
-    recorded = None if action == "token" else (text[:MAX_RECORDED] if text else text)
+    recorded = None if secret_answer else (text[:MAX_RECORDED] if text else text)
     exchange = Exchange(action, method, url, sent, status, recorded, duration, error)
     return Answer(status, text, exchange)

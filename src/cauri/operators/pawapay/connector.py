@@ -1,0 +1,282 @@
+"""pawaPay's Merchant API v2 (deposits, payouts, refunds, toolkit), through the adapter
+protocol.
+
+Our reference is pawaPay's idempotency id (`depositId`, `payoutId`, `refundId`, UUID v4s).
+pawaPay calls back to the URLs set in its dashboard (one per operation type, pointed at this
+account's callback URL); the callback names the payment by its id. When the account signs
+its callbacks (`signed_callbacks=true`), one whose RFC 9421 signature verifies settles its
+payment; otherwise a callback is only a hint that Cauri asks pawaPay about (cauri.calls).
+Sources in docs/OPERATORS.md, "pawaPay".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from cauri.kit.money import decimal_text
+from cauri.operators import exchange
+from cauri.operators.config import ConnectorConfig
+from cauri.operators.pawapay import answers, providers, signatures
+from cauri.operators.protocol import (
+    CallbackUpdate,
+    CheckReport,
+    Collection,
+    Disbursement,
+    Notice,
+    OperatorResult,
+    Outcome,
+)
+
+# pawaPay's `customerMessage`: 4 to 22 letters, digits or spaces.
+_MESSAGE_CHARACTERS = re.compile(r"[^A-Za-z0-9 ]+")
+MESSAGE_LENGTH = (4, 22)
+# Each kind of payment: its path, and the name of its id in bodies and callbacks.
+DEPOSITS, PAYOUTS, REFUNDS = "deposits", "payouts", "refunds"
+ID_FIELDS = {DEPOSITS: "depositId", PAYOUTS: "payoutId", REFUNDS: "refundId"}
+
+
+def customer_message(text: str | None) -> str | None:
+    cleaned = " ".join(_MESSAGE_CHARACTERS.sub(" ", text or "").split())[: MESSAGE_LENGTH[1]]
+    return cleaned.strip() if len(cleaned.strip()) >= MESSAGE_LENGTH[0] else None
+
+
+def msisdn(phone_number: str) -> str:
+    """pawaPay takes the number with its country code, digits only."""
+    return phone_number.lstrip("+")
+
+
+class PawapayConnector:
+    decides_offline = False
+
+    def __init__(self, config: ConnectorConfig) -> None:
+        self.config = config
+        self._base = config.base_url.rstrip("/")
+        self._headers = {"Authorization": f"Bearer {config.secrets['api_token']}"}
+        self._providers = providers.table(config.settings.get("providers"))
+        self._signed = config.settings.get("signed_callbacks", "false").lower() == "true"
+        self._keys: dict[str, str] = {}
+        self._keys_lock = asyncio.Lock()
+        self._client: httpx.AsyncClient | None = None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        # Created on first use, in the event loop that uses it.
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.config.timeout, connect=self.config.connect_timeout)
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    # The operations of the adapter protocol.
+
+    async def collect(self, collection: Collection) -> OperatorResult:
+        assert collection.phone_number is not None  # pawaPay collects from a wallet
+        provider = self._providers.get(collection.operator.lower())
+        if provider is None:
+            return _not_carried(collection.operator)
+        body: dict[str, Any] = {
+            "depositId": collection.reference,
+            "payer": _wallet(collection.phone_number, provider),
+            "amount": decimal_text(collection.amount, collection.currency),
+            "currency": collection.currency,
+            "clientReferenceId": collection.reference,
+        }
+        if collection.otp:
+            # Providers that authorise by a code the customer generated beforehand.
+            body["preAuthorisationCode"] = collection.otp
+        if message := customer_message(collection.description):
+            body["customerMessage"] = message
+        return await self._initiate(DEPOSITS, collection.reference, body)
+
+    async def collection_status(self, collection: Collection) -> OperatorResult:
+        return await self._status(DEPOSITS, collection.reference)
+
+    async def disburse(self, disbursement: Disbursement) -> OperatorResult:
+        provider = self._providers.get(disbursement.operator.lower())
+        if provider is None:
+            return _not_carried(disbursement.operator)
+        body: dict[str, Any] = {
+            "payoutId": disbursement.reference,
+            "recipient": _wallet(disbursement.phone_number, provider),
+            "amount": decimal_text(disbursement.amount, disbursement.currency),
+            "currency": disbursement.currency,
+            "clientReferenceId": disbursement.reference,
+        }
+        if message := customer_message(disbursement.reason):
+            body["customerMessage"] = message
+        return await self._initiate(PAYOUTS, disbursement.reference, body)
+
+    async def disbursement_status(self, disbursement: Disbursement) -> OperatorResult:
+        return await self._status(PAYOUTS, disbursement.reference)
+
+    async def refund(self, disbursement: Disbursement) -> OperatorResult:
+        """pawaPay refunds a deposit it completed; money owed to someone without a deposit
+        to refund (a plan's cancellation refund) is a payout."""
+        if disbursement.refund_of is None:
+            return await self.disburse(disbursement)
+        body = {
+            "refundId": disbursement.reference,
+            "depositId": disbursement.refund_of,
+            "amount": decimal_text(disbursement.amount, disbursement.currency),
+            "currency": disbursement.currency,
+        }
+        return await self._initiate(REFUNDS, disbursement.reference, body)
+
+    async def refund_status(self, disbursement: Disbursement) -> OperatorResult:
+        if disbursement.refund_of is None:
+            return await self.disbursement_status(disbursement)
+        return await self._status(REFUNDS, disbursement.reference)
+
+    async def parse_callback(self, notice: Notice) -> CallbackUpdate | None:
+        """A deposit, payout or refund in its final state. Applied when the account signs
+        its callbacks and this one's signature verifies; a hint otherwise."""
+        fields = answers.body_of(notice.body.decode("utf-8", "replace"))
+        if not isinstance(fields, dict):
+            return None
+        reference = next(
+            (fields[name] for name in ID_FIELDS.values() if isinstance(fields.get(name), str)),
+            None,
+        )
+        if reference is None:
+            return None
+        if not self._signed:
+            return CallbackUpdate(reference, answers.to_payment(fields, ()), verified=False)
+        if not await self._verified(notice):
+            return None
+        return CallbackUpdate(reference, answers.to_payment(fields, ()), verified=True)
+
+    async def check(self) -> CheckReport:
+        """Reads the account's active configuration: which providers it has, their limits
+        and how each authorises a payment, and whether callbacks are signed."""
+        answer = await exchange.send(
+            self.client, "active_conf", "GET", f"{self._base}/v2/active-conf", headers=self._headers
+        )
+        body = answers.body_of(answer.text)
+        if answer.status is None:
+            return CheckReport(
+                ok=False, detail=f"no answer from {answer.exchange.url} ({answer.exchange.error})"
+            )
+        if answer.status in (401, 403):
+            return CheckReport(
+                ok=False, detail=f"pawaPay refused the api_token (HTTP {answer.status})"
+            )
+        if answer.status != 200 or not isinstance(body, dict):
+            return CheckReport(ok=False, detail=f"pawaPay answered {answer.status} to active-conf")
+        facts = active_configuration(body, self._providers)
+        signed_there = facts.get("signed_callbacks") == "yes"
+        if signed_there != self._signed:
+            return CheckReport(
+                ok=False,
+                detail="pawaPay signs its callbacks: set signed_callbacks=true"
+                if signed_there
+                else "signed_callbacks=true, but pawaPay does not sign this account's callbacks",
+                facts=facts,
+            )
+        return CheckReport(
+            ok=True,
+            detail=f"authenticated ({self.config.environment}): {facts['carried']}",
+            facts=facts,
+        )
+
+    # The exchanges.
+
+    async def _initiate(self, kind: str, reference: str, body: dict[str, Any]) -> OperatorResult:
+        answer = await exchange.send(
+            self.client,
+            kind.rstrip("s"),
+            "POST",
+            f"{self._base}/v2/{kind}",
+            headers=self._headers,
+            json_body=body,
+        )
+        return answers.to_initiation(answer.status, answer.text, reference, (answer.exchange,))
+
+    async def _status(self, kind: str, reference: str) -> OperatorResult:
+        answer = await exchange.send(
+            self.client,
+            f"{kind.rstrip('s')}_status",
+            "GET",
+            f"{self._base}/v2/{kind}/{reference}",
+            headers=self._headers,
+        )
+        return answers.to_status(answer.status, answer.text, (answer.exchange,))
+
+    async def _verified(self, notice: Notice) -> bool:
+        signed = signatures.signature_input(notice)
+        if signed is None:
+            return False
+        if signed.keyid not in self._keys:
+            await self._fetch_keys(signed.keyid)
+        return signatures.verified(notice, self._keys, signed)
+
+    async def _fetch_keys(self, wanted: str) -> None:
+        """pawaPay's public keys, fetched on first need and again for a key id not yet
+        seen (pawaPay rotates them); concurrent callbacks wait for one fetch."""
+        async with self._keys_lock:
+            if wanted in self._keys:
+                return
+            answer = await exchange.send(
+                self.client,
+                "public_keys",
+                "GET",
+                f"{self._base}/v2/public-key/http",
+                headers=self._headers,
+            )
+            if answer.status == 200:
+                self._keys.update(signatures.public_keys(answers.body_of(answer.text)))
+
+
+def _wallet(phone_number: str, provider: str) -> dict[str, Any]:
+    return {
+        "type": "MMO",
+        "accountDetails": {"phoneNumber": msisdn(phone_number), "provider": provider},
+    }
+
+
+def _not_carried(operator: str) -> OperatorResult:
+    """Nothing was sent: this account has no pawaPay provider for the operator."""
+    return OperatorResult(Outcome.FAILED, reason=f"operator_not_carried:{operator}")
+
+
+def active_configuration(body: Mapping[str, Any], table: Mapping[str, str]) -> dict[str, Any]:
+    """What `cauri connectors check` shows of pawaPay's active configuration: each provider
+    of the account with, per operation, its limits, authorisation type and status; and which
+    of Cauri's operators this account carries."""
+    offered: dict[str, str] = {}
+    for country in body.get("countries") or []:
+        for provider in country.get("providers") or []:
+            code = provider.get("provider")
+            if not isinstance(code, str):
+                continue
+            lines = []
+            for currency in provider.get("currencies") or []:
+                for operation, terms in (currency.get("operationTypes") or {}).items():
+                    if not isinstance(terms, dict):
+                        continue
+                    lines.append(
+                        f"{operation} {terms.get('minAmount', '?')}-{terms.get('maxAmount', '?')} "
+                        f"{currency.get('currency', '')} {terms.get('authType', '')} "
+                        f"{terms.get('status', '')}".replace("  ", " ").strip()
+                    )
+            offered[code] = "; ".join(lines) or "-"
+    signature = body.get("signatureConfiguration") or {}
+    carried = sorted(op for op, provider in table.items() if provider in offered)
+    missing = sorted(op for op, provider in table.items() if provider not in offered)
+    return {
+        "company": body.get("companyName", "-"),
+        "signed_callbacks": "yes" if signature.get("signedCallbacks") else "no",
+        "signed_requests_only": "yes" if signature.get("signedRequestsOnly") else "no",
+        "carried": "carries " + (", ".join(carried) or "none of Cauri's operators"),
+        "not_on_account": ", ".join(missing) or "-",
+        "providers": offered,
+    }
