@@ -1,0 +1,31 @@
+"""Wave's webhook signature: `Wave-Signature: t=<unix time>,v1=<hex>[,v1=<hex>…]`, each `v1` an
+HMAC-SHA256 with the webhook secret over the timestamp followed by the raw body. Any matching
+`v1` is accepted (Wave sends one per secret while a secret is rotated); a timestamp too far
+from now is refused, so a captured event cannot be replayed later. Sources in
+docs/OPERATORS.md, "Wave"."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+TOLERANCE_SECONDS = 300
+
+
+def valid(header: str | None, body: bytes, secret: str, now: float) -> bool:
+    if not header:
+        return False
+    timestamp: str | None = None
+    candidates: list[str] = []
+    for part in header.split(","):
+        name, _, value = part.strip().partition("=")
+        if name == "t":
+            timestamp = value
+        elif name == "v1":
+            candidates.append(value)
+    if timestamp is None or not timestamp.isdigit() or not candidates:
+        return False
+    if abs(now - int(timestamp)) > TOLERANCE_SECONDS:
+        return False
+    expected = hmac.new(secret.encode(), timestamp.encode() + body, hashlib.sha256).hexdigest()
+    return any(hmac.compare_digest(expected, candidate) for candidate in candidates)
