@@ -12,6 +12,7 @@ ENQUEUED, SUBMITTED, PROCESSING, IN_RECONCILIATION). A callback carries the same
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from cauri.operators.protocol import Exchange, OperatorResult, Outcome
@@ -39,24 +40,37 @@ def unknown(exchanges: tuple[Exchange, ...]) -> OperatorResult:
     return OperatorResult(Outcome.PENDING, unknown=True, exchanges=exchanges)
 
 
+@dataclass(frozen=True)
+class Initiation(OperatorResult):
+    # pawaPay's `nextStep` for a deposit: GET_AUTH_URL when the customer approves on the
+    # provider's page, whose address a status query gives.
+    next_step: str | None = None
+
+
 def to_initiation(
     status: int | None, text: str | None, reference: str, exchanges: tuple[Exchange, ...]
-) -> OperatorResult:
+) -> Initiation:
     body = body_of(text)
     state = body.get("status") if isinstance(body, dict) else None
     if status == 200 and state in ("ACCEPTED", "DUPLICATE_IGNORED"):
-        return OperatorResult(Outcome.PENDING, operator_reference=reference, exchanges=exchanges)
+        step = body.get("nextStep")
+        return Initiation(
+            Outcome.PENDING,
+            operator_reference=reference,
+            exchanges=exchanges,
+            next_step=step if isinstance(step, str) else None,
+        )
     if status == 200 and state == "REJECTED":
         reason = failure_code(body) or "rejected"
-        return OperatorResult(Outcome.FAILED, reason=reason, exchanges=exchanges)
+        return Initiation(Outcome.FAILED, reason=reason, exchanges=exchanges)
     if status in (400, 401, 403):
         # Refused as it stands (malformed, not authorised): nothing was accepted, and the
         # same request would be refused again.
         code = (failure_code(body) if isinstance(body, dict) else None) or f"http_{status}"
         if status in (401, 403):
             code = f"operator_refused_credentials:{code}"
-        return OperatorResult(Outcome.FAILED, reason=code, exchanges=exchanges)
-    return unknown(exchanges)
+        return Initiation(Outcome.FAILED, reason=code, exchanges=exchanges)
+    return Initiation(Outcome.PENDING, unknown=True, exchanges=exchanges)
 
 
 def to_payment(fields: dict[str, Any], exchanges: tuple[Exchange, ...]) -> OperatorResult:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -38,6 +40,9 @@ MESSAGE_LENGTH = (4, 22)
 # Each kind of payment: its path, and the name of its id in bodies and callbacks.
 DEPOSITS, PAYOUTS, REFUNDS = "deposits", "payouts", "refunds"
 ID_FIELDS = {DEPOSITS: "depositId", PAYOUTS: "payoutId", REFUNDS: "refundId"}
+# Seconds between the status queries that fetch a redirect provider's authorisation URL.
+AUTH_URL_WAITS = (0.5, 1.0, 1.5)
+CONFIGURATION_LIFETIME = 3600.0
 
 
 def customer_message(text: str | None) -> str | None:
@@ -60,6 +65,8 @@ class PawapayConnector:
         self._providers = providers.table(config.settings.get("providers"))
         self._signed = config.settings.get("signed_callbacks", "false").lower() == "true"
         self._keys: dict[str, str] = {}
+        self._auth_types: dict[str, str] = {}
+        self._conf_read_at = -CONFIGURATION_LIFETIME
         self._keys_lock = asyncio.Lock()
         self._client: httpx.AsyncClient | None = None
 
@@ -91,12 +98,18 @@ class PawapayConnector:
             "currency": collection.currency,
             "clientReferenceId": collection.reference,
         }
-        if collection.otp:
-            # Providers that authorise by a code the customer generated beforehand.
+        if collection.otp and await self._auth_type(provider) == "PREAUTH":
+            # A code the customer generated beforehand authorises the deposit (pawaPay
+            # refuses the field for providers that prompt for a PIN).
             body["preAuthorisationCode"] = collection.otp
         if message := customer_message(collection.description):
             body["customerMessage"] = message
-        return await self._initiate(DEPOSITS, collection.reference, body)
+        result = await self._initiate(DEPOSITS, collection.reference, body)
+        if result.next_step == "GET_AUTH_URL":
+            # The provider approves on its own page (Wave): its address comes with the
+            # deposit's status once pawaPay has it, within seconds.
+            return await self._authorisation_url(collection.reference, result)
+        return result
 
     async def collection_status(self, collection: Collection) -> OperatorResult:
         return await self._status(DEPOSITS, collection.reference)
@@ -190,7 +203,9 @@ class PawapayConnector:
 
     # The exchanges.
 
-    async def _initiate(self, kind: str, reference: str, body: dict[str, Any]) -> OperatorResult:
+    async def _initiate(
+        self, kind: str, reference: str, body: dict[str, Any]
+    ) -> answers.Initiation:
         answer = await exchange.send(
             self.client,
             kind.rstrip("s"),
@@ -200,6 +215,36 @@ class PawapayConnector:
             json_body=body,
         )
         return answers.to_initiation(answer.status, answer.text, reference, (answer.exchange,))
+
+    async def _authorisation_url(self, reference: str, accepted: OperatorResult) -> OperatorResult:
+        exchanges = accepted.exchanges
+        for delay in AUTH_URL_WAITS:
+            await asyncio.sleep(delay)
+            status = await self._status(DEPOSITS, reference)
+            exchanges = (*exchanges, *status.exchanges)
+            if status.redirect_url is not None or status.outcome is not Outcome.PENDING:
+                return replace(status, exchanges=exchanges)
+        # Not yet: the payment stays pending, and the customer's page comes with a later
+        # status query or callback.
+        return replace(accepted, exchanges=exchanges)
+
+    async def _auth_type(self, provider: str) -> str:
+        """How the provider authorises deposits, as the account's active configuration says
+        (read once an hour); pawaPay's documented type when it cannot be read."""
+        if time.monotonic() - self._conf_read_at > CONFIGURATION_LIFETIME:
+            answer = await exchange.send(
+                self.client,
+                "active_conf",
+                "GET",
+                f"{self._base}/v2/active-conf",
+                headers=self._headers,
+            )
+            body = answers.body_of(answer.text)
+            if answer.status == 200 and isinstance(body, dict):
+                self._auth_types = auth_types(body)
+                self._conf_read_at = time.monotonic()
+        default = "PREAUTH" if provider in providers.PREAUTH else "PROVIDER_AUTH"
+        return self._auth_types.get(provider, default)
 
     async def _status(self, kind: str, reference: str) -> OperatorResult:
         answer = await exchange.send(
@@ -246,6 +291,18 @@ def _wallet(phone_number: str, provider: str) -> dict[str, Any]:
 def _not_carried(operator: str) -> OperatorResult:
     """Nothing was sent: this account has no pawaPay provider for the operator."""
     return OperatorResult(Outcome.FAILED, reason=f"operator_not_carried:{operator}")
+
+
+def auth_types(body: Mapping[str, Any]) -> dict[str, str]:
+    """Each provider's authorisation type for deposits, from the active configuration."""
+    found: dict[str, str] = {}
+    for country in body.get("countries") or []:
+        for provider in country.get("providers") or []:
+            for currency in provider.get("currencies") or []:
+                deposit = (currency.get("operationTypes") or {}).get("DEPOSIT")
+                if isinstance(deposit, dict) and isinstance(deposit.get("authType"), str):
+                    found[str(provider.get("provider"))] = deposit["authType"]
+    return found
 
 
 def active_configuration(body: Mapping[str, Any], table: Mapping[str, str]) -> dict[str, Any]:

@@ -13,10 +13,17 @@ PROVIDERS: Mapping[str, str] = {
     "orange_bf": "ORANGE_BFA",
     "mtn_ci": "MTN_MOMO_CIV",
     "orange_ci": "ORANGE_CIV",
+    "wave_ci": "WAVE_CIV",
     "orange_sn": "ORANGE_SEN",
     "free_sn": "FREE_SEN",
+    "wave_sn": "WAVE_SEN",
     "mtn_cg": "MTN_MOMO_COG",
 }
+
+
+# How a provider authorises a deposit when the account's active configuration cannot be read:
+# PREAUTH takes a code the customer generated beforehand (`preAuthorisationCode`).
+PREAUTH = frozenset({"ORANGE_BFA"})
 
 
 def table(setting: str | None) -> dict[str, str]:

@@ -10,6 +10,9 @@ from typing import Any
 
 import http_sf
 import httpx
+from cryptography.exceptions import InvalidSignature as InvalidCryptographicSignature
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
 from http_message_signatures import (
     HTTPMessageSignaturesException,
     HTTPMessageVerifier,
@@ -19,12 +22,32 @@ from http_message_signatures import (
 
 from cauri.operators.protocol import Notice
 
+
+class _DerTolerantEcdsaP256(algorithms.ECDSA_P256_SHA256):
+    """RFC 9421 encodes an ECDSA signature as r and s side by side; pawaPay's signer (a
+    Java `SHA256withECDSA`, its published example) produces the DER encoding. Both are read."""
+
+    def verify(self, signature: bytes, message: bytes) -> None:
+        if len(signature) == 2 * self._coordinate_size:
+            super().verify(signature, message)
+            return
+        self.public_key.verify(signature, message, ec.ECDSA(hashes.SHA256()))
+
+
+class _DerTolerantEcdsaP384(algorithms.ECDSA_P384_SHA384):
+    def verify(self, signature: bytes, message: bytes) -> None:
+        if len(signature) == 2 * self._coordinate_size:
+            super().verify(signature, message)
+            return
+        self.public_key.verify(signature, message, ec.ECDSA(hashes.SHA384()))
+
+
 # The algorithms RFC 9421 names that pawaPay may sign with (its docs: ECDSA and RSA keys).
 ALGORITHMS: dict[str, type[algorithms.HTTPSignatureAlgorithm]] = {
     algorithm.algorithm_id: algorithm
     for algorithm in (
-        algorithms.ECDSA_P256_SHA256,
-        algorithms.ECDSA_P384_SHA384,
+        _DerTolerantEcdsaP256,
+        _DerTolerantEcdsaP384,
         algorithms.RSA_PSS_SHA512,
         algorithms.RSA_V1_5_SHA256,
         algorithms.ED25519,
@@ -91,7 +114,7 @@ def verified(notice: Notice, keys: dict[str, str], signed: SignatureInput) -> bo
                 body=notice.body,
                 require_components=("content-digest",),
             )
-        except HTTPMessageSignaturesException:
+        except (HTTPMessageSignaturesException, InvalidCryptographicSignature, ValueError):
             continue
         return True
     return False

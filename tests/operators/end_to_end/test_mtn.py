@@ -10,54 +10,22 @@ from typing import Any
 import httpx
 import pytest
 
-from cauri.config import Settings
 from cauri.connectors.service import connectors
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
-from tests.conftest import TEST_SECRET_KEY
 from tests.fakes.mtn_momo import MtnMomoFake
-from tests.operators.mtn_live import (
-    CONNECTOR,
-    NUMBER,
-    callbacks_received,
-    event_types,
-    mtn_fake,
-    read,
-    run,
-    wire,
-)
+from tests.operators.live import callbacks_received, event_types, read, run
+from tests.operators.mtn_live import CONNECTOR, NUMBER, mtn_fake, wire
 from tests.payments.builders import merchant_available, pay
 from tests.payouts.builders import PAYOUTS, top_up
 from tests.plans.builders import PLANS
 from tests.support import MerchantKeys, ServerThread, assert_error, make_merchant, momo_body
-
-OPERATOR_TIMEOUT = 1.0
 
 
 @pytest.fixture
 def fake() -> Iterator[MtnMomoFake]:
     with mtn_fake() as fake:
         yield fake
-
-
-@pytest.fixture
-def callbacks(database_url: str) -> Iterator[ServerThread]:
-    """Cauri's API over real HTTP, where the fake sends its callbacks."""
-    base = Settings(
-        database_url=database_url,
-        rate_limit="100000/minute",
-        webhook_allow_private=True,
-        secret_key=TEST_SECRET_KEY,
-    )
-    with ServerThread(base, database_url) as server:
-        yield server
-
-
-@pytest.fixture
-def settings(settings: Settings, callbacks: ServerThread) -> Settings:
-    return settings.model_copy(
-        update={"public_url": callbacks.base_url, "operator_timeout": OPERATOR_TIMEOUT}
-    )
 
 
 @pytest.fixture

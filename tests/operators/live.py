@@ -1,0 +1,86 @@
+"""Live mode wired to an operator's contract fake, as the staff would wire it to the
+operator's sandbox: a connector account and routes, with Cauri's callback route served over
+real HTTP for the fake to call back. What every connector's end-to-end tests share."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import httpx
+from sqlalchemy import text
+
+from cauri.connectors.service import connectors
+from cauri.kit.db import unit_of_work
+from cauri.runtime import Runtime
+from cauri.worker.runner import Worker
+from tests.support import MerchantKeys, scalar
+
+ALL_ACTIONS = ("collect", "disburse", "refund")
+
+
+async def connect(
+    runtime: Runtime,
+    *,
+    name: str,
+    kind: str,
+    base_url: str,
+    settings: Mapping[str, str],
+    secrets: Mapping[str, str],
+    operators: Iterable[str],
+    environment: str = "sandbox",
+) -> None:
+    """`cauri connectors add` and `cauri routes set` for each operator, in process."""
+    async with unit_of_work(runtime.sessionmaker) as session:
+        await connectors.add(
+            session,
+            name=name,
+            kind=kind,
+            environment=environment,
+            base_url=base_url,
+            settings=dict(settings),
+            secrets=dict(secrets),
+            secret_key=runtime.settings.secret_key,
+            now=runtime.clock.now(),
+        )
+        for operator in operators:
+            await connectors.set_routes(
+                session, operator, dict.fromkeys(ALL_ACTIONS, name), runtime.clock.now()
+            )
+
+
+async def callbacks_received(runtime: Runtime, count: int = 1) -> None:
+    """Waits until the callback server recorded `count` notices (the fake sends them from
+    its own thread), then lets the hint's status query fall due for the test's clock."""
+    async with asyncio.timeout(15):
+        # Another thread writes the rows: no Event can carry that.
+        while await callback_count(runtime) < count:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+    runtime.clock.advance(5)  # type: ignore[attr-defined]
+
+
+async def callback_count(runtime: Runtime) -> int:
+    sql = "SELECT count(*) FROM operator_exchanges WHERE action = 'callback'"
+    return int(await scalar(runtime, sql))
+
+
+async def run(runtime: Runtime, worker: Worker, seconds: float = 0) -> None:
+    runtime.clock.advance(seconds)  # type: ignore[attr-defined]
+    await worker.drain()
+
+
+async def read(client: httpx.AsyncClient, merchant: MerchantKeys, path: str) -> dict[str, Any]:
+    response = await client.get(f"/api/v1/{path}", headers=merchant.headers(livemode=True))
+    assert response.status_code == 200, response.text
+    data: dict[str, Any] = response.json()["data"]
+    return data
+
+
+async def event_types(runtime: Runtime, reference: str) -> list[str]:
+    async with runtime.sessionmaker() as session:
+        rows = await session.scalars(
+            text("SELECT type FROM events WHERE data->>'reference' = :r ORDER BY created_at"),
+            {"r": reference},
+        )
+        return list(rows)
