@@ -1,0 +1,445 @@
+"""Live money through pawaPay, end to end over real HTTP: the API with a live key, the
+worker, pawaPay's contract fake (its sandbox's test numbers, signed callbacks to the URLs of
+its dashboard), and Cauri's callback route served for the fake to call back (issue 10). Each
+test ends with the ledger reconciled (tests/conftest.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from cauri.connectors.service import connectors
+from cauri.runtime import Runtime
+from cauri.worker.runner import Worker
+from tests.fakes.pawapay import PawapayFake
+from tests.operators.live import callbacks_received, connect, event_types, read, run
+from tests.payments.builders import merchant_available, pay
+from tests.payouts.builders import PAYOUTS, top_up
+from tests.plans.builders import PLANS
+from tests.support import MerchantKeys, ServerThread, assert_error, make_merchant, momo_body
+
+CONNECTOR = "pawapay-sandbox"
+TOKEN = "pawapay-sandbox-api-token"
+# pawaPay's sandbox test numbers (MTN Benin, docs/research/pawapay.md).
+COMPLETED = "22951345789"
+PAYER_NOT_FOUND = "22951345029"
+STAYS_IN_FLIGHT = "22951345129"
+ORANGE_BF = "22605123456"  # ORANGE_BFA authorises with a pre-authorisation code (PREAUTH)
+OPERATORS = ("mtn", "moov", "orange_bf", "wave_sn")
+
+
+def pawapay_fake(callbacks: ServerThread, *, signed: bool = True) -> PawapayFake:
+    url = f"{callbacks.base_url}/api/v1/operator-callbacks/{CONNECTOR}"
+    return PawapayFake(
+        api_token=TOKEN,
+        signed_callbacks=signed,
+        # As the staff set them in pawaPay's dashboard: the account's callback URL.
+        callback_urls={"deposit": url, "payout": url, "refund": url},
+    )
+
+
+@pytest.fixture(params=["signed"])
+def fake(request: pytest.FixtureRequest, callbacks: ServerThread) -> Iterator[PawapayFake]:
+    with pawapay_fake(callbacks, signed=request.param == "signed") as fake:
+        yield fake
+
+
+@pytest.fixture
+async def merchant(runtime: Runtime, fake: PawapayFake) -> MerchantKeys:
+    await connect(
+        runtime,
+        name=CONNECTOR,
+        kind="pawapay",
+        base_url=fake.base_url,
+        settings={"signed_callbacks": "true" if fake.signed_callbacks else "false"},
+        secrets={"api_token": TOKEN},
+        operators=OPERATORS,
+    )
+    return await make_merchant(runtime)
+
+
+async def live_payment(
+    client: httpx.AsyncClient, merchant: MerchantKeys, number: str = COMPLETED, **body: Any
+) -> dict[str, Any]:
+    response = await pay(
+        client, merchant.headers(livemode=True), momo_body(phone_number=number) | body
+    )
+    assert response.status_code == 201, response.text
+    data: dict[str, Any] = response.json()["data"]
+    return data
+
+
+async def status_of(client: httpx.AsyncClient, merchant: MerchantKeys, path: str) -> str:
+    return str((await read(client, merchant, path))["status"])
+
+
+@pytest.mark.parametrize("fake", ["signed", "unsigned"], indirect=True)
+async def test_a_payment_is_a_pawapay_deposit_settled_by_its_callback(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+) -> None:
+    payment = await live_payment(client, merchant)
+    assert payment["status"] == "pending"
+    reference = payment["reference"]
+    [request] = fake.posts("deposit")
+    assert request.body["depositId"] == reference
+    assert request.body["amount"] == "1000" and request.body["currency"] == "XOF"
+    assert request.body["payer"] == {
+        "type": "MMO",
+        "accountDetails": {"phoneNumber": COMPLETED, "provider": "MTN_MOMO_BEN"},
+    }
+    assert "preAuthorisationCode" not in request.body
+    assert request.headers["authorization"] == f"Bearer {TOKEN}"
+    await callbacks_received(runtime)
+    # Signed: the callback settled it. Unsigned: it was a hint, the status query settles it.
+    await run(runtime, worker)
+    assert await status_of(client, merchant, f"payments/{reference}") == "succeeded"
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 1000
+    assert await event_types(runtime, reference) == ["payment.succeeded"]
+    queries = [r for r in fake.requests if r.method == "GET" and reference in r.path]
+    assert bool(queries) is (not fake.signed_callbacks)
+
+
+async def test_an_otp_payment_carries_its_code_as_the_pre_authorisation_code(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+) -> None:
+    payment = await live_payment(client, merchant, ORANGE_BF, operator="orange_bf", otp="483920")
+    [request] = fake.posts("deposit")
+    assert request.body["preAuthorisationCode"] == "483920"
+    assert request.body["payer"]["accountDetails"]["provider"] == "ORANGE_BFA"
+    await callbacks_received(runtime)
+    await run(runtime, worker)
+    assert await status_of(client, merchant, f"payments/{payment['reference']}") == "succeeded"
+
+
+async def test_a_test_number_that_fails_fails_the_payment_with_pawapays_code(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+) -> None:
+    payment = await live_payment(client, merchant, PAYER_NOT_FOUND)
+    await callbacks_received(runtime)
+    await run(runtime, worker)
+    reference = payment["reference"]
+    assert await status_of(client, merchant, f"payments/{reference}") == "failed"
+    assert await scalar_reason(runtime, reference) == "payer_not_found"
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 0
+
+
+async def scalar_reason(runtime: Runtime, reference: str) -> str | None:
+    from tests.support import scalar
+
+    sql = "SELECT failure_reason FROM payments WHERE id = CAST(:r AS uuid)"
+    reason: str | None = await scalar(runtime, sql, r=reference)
+    return reason
+
+
+async def test_a_number_pawapay_never_calls_back_for_stays_pending_and_is_asked_again(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+) -> None:
+    payment = await live_payment(client, merchant, STAYS_IN_FLIGHT)
+    reference = payment["reference"]
+    for delay in (30, 120, 600):
+        await run(runtime, worker, delay)
+        assert await status_of(client, merchant, f"payments/{reference}") == "pending"
+    queries = [r for r in fake.requests if r.method == "GET" and r.path.endswith(reference)]
+    assert len(queries) == 3
+    assert len(fake.posts("deposit")) == 1
+
+
+async def test_a_lost_callback_is_caught_by_the_status_schedule(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+) -> None:
+    fake.callback_mode = "drop"
+    payment = await live_payment(client, merchant)
+    await run(runtime, worker, 29)
+    assert await status_of(client, merchant, f"payments/{payment['reference']}") == "pending"
+    await run(runtime, worker, 1)
+    assert await status_of(client, merchant, f"payments/{payment['reference']}") == "succeeded"
+
+
+async def test_duplicated_and_reordered_callbacks_apply_once_each(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+) -> None:
+    fake.callback_mode = "duplicate"
+    first = await live_payment(client, merchant)
+    await callbacks_received(runtime, count=2)
+    fake.callback_mode = "reorder"  # the next final state is held back until another's
+    fake.outcome_for("22951345790", "FAILED", "PAYMENT_NOT_APPROVED")
+    second = await live_payment(client, merchant, "22951345790")
+    third = await live_payment(client, merchant, "22951345791", amount=500)
+    await callbacks_received(runtime, count=4)
+    await run(runtime, worker)
+    await run(runtime, worker, 30)
+    assert await status_of(client, merchant, f"payments/{first['reference']}") == "succeeded"
+    assert await status_of(client, merchant, f"payments/{second['reference']}") == "failed"
+    assert await status_of(client, merchant, f"payments/{third['reference']}") == "succeeded"
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 1500
+    assert await event_types(runtime, first["reference"]) == ["payment.succeeded"]
+    assert await event_types(runtime, second["reference"]) == ["payment.failed"]
+
+
+@pytest.mark.parametrize("forgery", ["signed_with_wrong_key", "unsigned", "tampered_body"])
+async def test_a_forged_callback_never_pays_what_pawapay_failed(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+    callbacks: ServerThread,
+    forgery: str,
+) -> None:
+    fake.callback_mode = "drop"  # the only notice is the forger's
+    fake.hold = True
+    payment = await live_payment(client, merchant)
+    reference = payment["reference"]
+    forged = {"depositId": reference, "status": "COMPLETED", "amount": "1000.00"}
+    if forgery == "tampered_body":
+        # pawaPay's own signature over one body, sent with another.
+        url = fake.callback_urls["deposit"]
+        signed = fake.signature_headers(url, b'{"depositId": "x", "status": "FAILED"}')
+        async with httpx.AsyncClient() as forger:
+            answer = (await forger.post(url, json=forged, headers=signed)).status_code
+    else:
+        answer = fake.send_forged_callback(
+            "deposit",
+            forged,
+            signed_with_wrong_key=forgery == "signed_with_wrong_key",
+            unsigned=forgery == "unsigned",
+        )
+    assert answer == 401
+    await callbacks_received(runtime)
+    await run(runtime, worker)
+    assert await status_of(client, merchant, f"payments/{reference}") == "pending"
+    fake.settle(reference, "FAILED", "PAYMENT_NOT_APPROVED")
+    await run(runtime, worker, 30)
+    assert await status_of(client, merchant, f"payments/{reference}") == "failed"
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 0
+    assert await event_types(runtime, reference) == ["payment.failed"]
+
+
+async def test_a_redirect_provider_gives_the_payment_its_payment_url(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+) -> None:
+    """Wave through pawaPay: the customer approves on the provider's page."""
+    fake.hold = True
+    payment = await live_payment(client, merchant, "221771234567", operator="wave_sn")
+    reference = payment["reference"]
+    assert payment["status"] == "pending"
+    assert payment["payment_url"] == f"{fake.base_url}/authorize/{reference}"
+    fake.settle(reference)
+    await callbacks_received(runtime, count=2)  # PROCESSING (with the URL), then COMPLETED
+    await run(runtime, worker)
+    assert await status_of(client, merchant, f"payments/{reference}") == "succeeded"
+
+
+async def test_an_instalment_is_collected_through_pawapay(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+) -> None:
+    headers = merchant.headers(livemode=True)
+    plan = (await client.post(PLANS, json={"target_amount": 3000}, headers=headers)).json()
+    reference = plan["data"]["reference"]
+    response = await client.post(
+        f"{PLANS}/{reference}/payments",
+        json=momo_body(phone_number=COMPLETED, amount=3000),
+        headers=headers,
+    )
+    assert response.status_code == 201, response.text
+    await callbacks_received(runtime)
+    await run(runtime, worker)
+    plan = await read(client, merchant, f"installment-plans/{reference}")
+    assert plan["status"] == "succeeded" and plan["paid_amount"] == 3000
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 3000
+
+
+async def test_a_payout_is_a_pawapay_payout(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+) -> None:
+    await top_up(runtime, merchant.id, 5000, livemode=True)
+    body = {"amount": 1000, "phone_number": COMPLETED, "operator": "mtn", "reason": "Loyer"}
+    response = await client.post(PAYOUTS, json=body, headers=merchant.headers(livemode=True))
+    assert response.status_code == 201, response.text
+    payout = response.json()["data"]
+    [request] = fake.posts("payout")
+    assert request.body["payoutId"] in fake.payouts  # our reference is pawaPay's id
+    assert request.body["recipient"]["accountDetails"] == {
+        "phoneNumber": COMPLETED,
+        "provider": "MTN_MOMO_BEN",
+    }
+    assert request.body["customerMessage"] == "Loyer"
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 4000
+    await callbacks_received(runtime)
+    await run(runtime, worker)
+    assert await status_of(client, merchant, f"payouts/{payout['reference']}") == "succeeded"
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 4000
+
+
+async def test_a_refund_is_pawapays_refund_of_the_deposit(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+) -> None:
+    payment = await live_payment(client, merchant)
+    await callbacks_received(runtime)
+    await run(runtime, worker)
+    response = await client.post(
+        f"/api/v1/payments/{payment['reference']}/refund", headers=merchant.headers(True)
+    )
+    assert response.status_code == 201, response.text
+    [request] = fake.posts("refund")
+    assert request.body["depositId"] == payment["reference"]
+    assert request.body["amount"] == "1000"
+    await callbacks_received(runtime, count=2)
+    await run(runtime, worker)
+    assert await status_of(client, merchant, f"payments/{payment['reference']}") == "refunded"
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 0
+
+
+async def test_a_cancelled_plan_is_refunded_by_a_pawapay_payout(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+) -> None:
+    fake.callback_mode = "drop"
+    headers = merchant.headers(livemode=True)
+    plan = (await client.post(PLANS, json={"target_amount": 5000}, headers=headers)).json()
+    reference = plan["data"]["reference"]
+    instalment = momo_body(phone_number=COMPLETED, amount=2000)
+    assert (
+        await client.post(f"{PLANS}/{reference}/payments", json=instalment, headers=headers)
+    ).status_code == 201
+    await run(runtime, worker, 30)
+    assert (
+        await client.post(f"{PLANS}/{reference}/cancel", json={}, headers=headers)
+    ).status_code == 200
+    await run(runtime, worker)  # the refund job sends the payout
+    [payout] = fake.posts("payout")
+    assert payout.body["amount"] == "2000"
+    assert payout.body["recipient"]["accountDetails"]["phoneNumber"] == COMPLETED
+    await run(runtime, worker, 30)
+    assert await status_of(client, merchant, f"installment-plans/{reference}") == "refunded"
+
+
+@pytest.mark.parametrize(
+    "fault", ["hang_after_accept", "reset_after_accept", "error_500_after_accept"]
+)
+async def test_a_payout_accepted_then_unanswered_is_never_sent_twice_nor_recredited_early(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+    fault: str,
+) -> None:
+    await top_up(runtime, merchant.id, 5000, livemode=True)
+    fake.hold = True
+    fake.fault(fault, path="payouts")
+    body = {"amount": 1000, "phone_number": COMPLETED, "operator": "mtn"}
+    response = await client.post(PAYOUTS, json=body, headers=merchant.headers(livemode=True))
+    assert response.status_code == 201, response.text
+    payout = response.json()["data"]
+    assert payout["status"] == "pending"
+    for delay in (30, 120, 600):
+        await run(runtime, worker, delay)
+        assert await merchant_available(runtime, merchant.id, livemode=True) == 4000
+    assert len(fake.posts("payout")) == 1
+    [sent] = fake.posts("payout")
+    fake.settle(sent.body["payoutId"], "FAILED", "RECIPIENT_NOT_FOUND")
+    await callbacks_received(runtime)
+    await run(runtime, worker)
+    assert await status_of(client, merchant, f"payouts/{payout['reference']}") == "failed"
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 5000
+    await run(runtime, worker, 3600)
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 5000
+    assert len(fake.posts("payout")) == 1
+
+
+async def test_a_payout_pawapay_never_received_is_sent_again_under_the_same_id(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+) -> None:
+    await top_up(runtime, merchant.id, 5000, livemode=True)
+    fake.callback_mode = "drop"
+    fake.fault("error_500", path="payouts")  # refused before pawaPay recorded anything
+    body = {"amount": 1000, "phone_number": COMPLETED, "operator": "mtn"}
+    payout = (await client.post(PAYOUTS, json=body, headers=merchant.headers(True))).json()
+    assert payout["data"]["status"] == "pending"
+    assert fake.payouts == {}
+    await run(runtime, worker, 30)  # NOT_FOUND: never received; sent again, accepted
+    sent = [r.body["payoutId"] for r in fake.posts("payout")]
+    assert len(sent) == 2 and sent[0] == sent[1]
+    await run(runtime, worker, 120)
+    assert await status_of(client, merchant, f"payouts/{payout['data']['reference']}") == (
+        "succeeded"
+    )
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 4000
+
+
+async def test_pawapay_refusing_the_token_fails_the_payment_with_nothing_taken(
+    client: httpx.AsyncClient, runtime: Runtime, fake: PawapayFake, merchant: MerchantKeys
+) -> None:
+    fake.api_token = "rotated-in-the-dashboard"
+    response = await pay(client, merchant.headers(livemode=True), momo_body(phone_number=COMPLETED))
+    assert_error(response, 402, "payment_failed")
+    assert fake.deposits == {}
+
+
+async def test_connectors_check_reads_the_active_configuration(
+    runtime: Runtime, fake: PawapayFake, merchant: MerchantKeys
+) -> None:
+    async with runtime.sessionmaker() as session:
+        report = await connectors.check(session, runtime.operators, CONNECTOR)
+    assert report.ok, report.detail
+    facts = dict(report.facts or {})
+    assert facts["signed_callbacks"] == "yes"
+    assert "MTN_MOMO_BEN" in facts["providers"]
+    assert "DEPOSIT" in facts["providers"]["ORANGE_BFA"]
+    assert "PREAUTH" in facts["providers"]["ORANGE_BFA"]
+    assert "mtn" in facts["carried"] and "orange_bf" in facts["carried"]
+    fake.signed_callbacks = False  # switched off in the dashboard, not in Cauri
+    async with runtime.sessionmaker() as session:
+        report = await connectors.check(session, runtime.operators, CONNECTOR)
+    assert not report.ok and "signed_callbacks" in report.detail
