@@ -216,6 +216,17 @@ async def _settle(
                 .where(OperatorOperation.id == operation_id)
                 .values(operator_reference=result.operator_reference, updated_at=now)
             )
+        if result.redirect_url is not None:
+            # Not final, but the customer needs the operator's page now: its subject (a
+            # payment) takes the address.
+            kind, reference = (
+                await session.execute(
+                    select(OperatorOperation.subject, OperatorOperation.subject_ref).where(
+                        OperatorOperation.id == operation_id
+                    )
+                )
+            ).one()
+            await _APPLY[kind](session, runtime, reference, result)
         return
     settled = (
         await session.execute(

@@ -156,8 +156,13 @@ class PawapayConnector:
         fields = answers.body_of(notice.body.decode("utf-8", "replace"))
         if not isinstance(fields, dict):
             return None
+        # A refund's callback names its deposit too: its own id comes first.
         reference = next(
-            (fields[name] for name in ID_FIELDS.values() if isinstance(fields.get(name), str)),
+            (
+                fields[ID_FIELDS[kind]]
+                for kind in (REFUNDS, PAYOUTS, DEPOSITS)
+                if isinstance(fields.get(ID_FIELDS[kind]), str)
+            ),
             None,
         )
         if reference is None:

@@ -30,9 +30,14 @@ def unknown(exchanges: tuple[Exchange, ...]) -> OperatorResult:
     return OperatorResult(Outcome.PENDING, unknown=True, exchanges=exchanges)
 
 
+def snake(code: str) -> str:
+    """Wave's codes (`insufficient-funds`) as Cauri keeps reasons (`insufficient_funds`)."""
+    return code.strip().lower().replace("-", "_")
+
+
 def error_code(body: Any) -> str | None:
     code = body.get("code") if isinstance(body, dict) else None
-    return code.strip().lower().replace("-", "_") if isinstance(code, str) and code else None
+    return snake(code) if isinstance(code, str) and code else None
 
 
 def refused(status: int | None, body: Any, exchanges: tuple[Exchange, ...]) -> OperatorResult:
@@ -60,7 +65,11 @@ def to_session(session: dict[str, Any], exchanges: tuple[Exchange, ...]) -> Oper
     if session.get("checkout_status") == "expired":
         error = session.get("last_payment_error")
         code = error.get("code") if isinstance(error, dict) else None
-        reason = f"session_expired:{code}" if isinstance(code, str) and code else "session_expired"
+        reason = (
+            f"session_expired:{snake(code)}"
+            if isinstance(code, str) and code
+            else "session_expired"
+        )
         return OperatorResult(Outcome.FAILED, reason=reason, exchanges=exchanges)
     if session.get("checkout_status") in ("open", "complete"):
         launch = session.get("wave_launch_url")
@@ -83,7 +92,7 @@ def to_payout(payout: dict[str, Any], exchanges: tuple[Exchange, ...]) -> Operat
     if state in ("failed", "reversed"):
         error = payout.get("payout_error")
         code = error.get("error_code") if isinstance(error, dict) else None
-        reason = code.lower() if isinstance(code, str) and code else f"payout_{state}"
+        reason = snake(code) if isinstance(code, str) and code else f"payout_{state}"
         return OperatorResult(
             Outcome.FAILED,
             operator_reference=operator_reference,

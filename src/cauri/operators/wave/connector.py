@@ -170,10 +170,9 @@ class WaveConnector:
         return OperatorResult(Outcome.PENDING, unknown_reference=True, exchanges=records)
 
     async def parse_callback(self, notice: Notice) -> CallbackUpdate | None:
-        """A checkout session event, when its `Wave-Signature` verifies."""
-        if not signature.valid(
-            notice.headers.get("wave-signature"), notice.body, self._webhook_secret, time.time()
-        ):
+        """A checkout session event, when its `Wave-Signature` verifies (or, for a webhook
+        set to Wave's shared-secret authentication, when it bears the secret)."""
+        if not signature.authentic(notice.headers, notice.body, self._webhook_secret, time.time()):
             return None
         event = answers.body_of(notice.body.decode("utf-8", "replace"))
         if not isinstance(event, dict) or event.get("type") not in SESSION_EVENTS:
