@@ -227,6 +227,7 @@ async def _settle(
                 )
             ).one()
             await _APPLY[kind](session, runtime, reference, result)
+            await session.flush()
         return
     settled = (
         await session.execute(
