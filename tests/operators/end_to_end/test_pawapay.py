@@ -12,6 +12,8 @@ import httpx
 import pytest
 
 from cauri.connectors.service import connectors
+from cauri.operators import catalogue
+from cauri.operators.pawapay.providers import PROVIDERS
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.fakes.pawapay import PawapayFake
@@ -28,7 +30,20 @@ COMPLETED = "22951345789"
 PAYER_NOT_FOUND = "22951345029"
 STAYS_IN_FLIGHT = "22951345129"
 ORANGE_BF = "22605123456"  # ORANGE_BFA authorises with a pre-authorisation code (PREAUTH)
-OPERATORS = ("mtn", "moov", "orange_bf", "wave_sn")
+# Every operator the connector carries, with a number of its pawaPay provider.
+CARRIED = {
+    "mtn": "22997123456",
+    "moov": "22995123456",
+    "moov_bf": "22670123456",
+    "orange_bf": ORANGE_BF,
+    "mtn_ci": "2250512345678",
+    "orange_ci": "2250712345678",
+    "wave_ci": "2250112345678",
+    "orange_sn": "221771234567",
+    "free_sn": "221761234567",
+    "wave_sn": "221701234567",
+    "mtn_cg": "242061234567",
+}
 
 
 def pawapay_fake(callbacks: ServerThread, *, signed: bool = True) -> PawapayFake:
@@ -56,7 +71,7 @@ async def merchant(runtime: Runtime, fake: PawapayFake) -> MerchantKeys:
         base_url=fake.base_url,
         settings={"signed_callbacks": "true" if fake.signed_callbacks else "false"},
         secrets={"api_token": TOKEN},
-        operators=OPERATORS,
+        operators=CARRIED,
     )
     return await make_merchant(runtime)
 
@@ -104,6 +119,51 @@ async def test_a_payment_is_a_pawapay_deposit_settled_by_its_callback(
     assert await event_types(runtime, reference) == ["payment.succeeded"]
     queries = [r for r in fake.requests if r.method == "GET" and reference in r.path]
     assert bool(queries) is (not fake.signed_callbacks)
+
+
+def test_every_operator_pawapay_carries_is_exercised() -> None:
+    assert set(CARRIED) == set(PROVIDERS)
+
+
+@pytest.mark.parametrize("operator", sorted(CARRIED))
+async def test_each_carried_operator_collects_refunds_and_pays_out(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+    operator: str,
+) -> None:
+    number = CARRIED[operator]
+    mode = catalogue.find(operator)
+    assert mode is not None
+    extra: dict[str, Any] = {"operator": operator}
+    if mode.requires_otp:
+        extra["otp"] = "123456"
+    if mode.requires_return_url:
+        extra["return_url"] = "https://shop.example/back"
+    payment = await live_payment(client, merchant, number, **extra)
+    reference = payment["reference"]
+    [deposit] = fake.posts("deposit")
+    assert deposit.body["payer"]["accountDetails"]["provider"] == PROVIDERS[operator]
+    await run(runtime, worker, 30)
+    assert await status_of(client, merchant, f"payments/{reference}") == "succeeded"
+    refund = await client.post(
+        f"/api/v1/payments/{reference}/refund", headers=merchant.headers(True)
+    )
+    assert refund.status_code == 201, refund.text
+    await run(runtime, worker, 30)
+    assert await status_of(client, merchant, f"payments/{reference}") == "refunded"
+    currency = mode.currency
+    await top_up(runtime, merchant.id, 5000, livemode=True, currency=currency)
+    body = {"amount": 1000, "phone_number": number, "operator": operator}
+    response = await client.post(PAYOUTS, json=body, headers=merchant.headers(livemode=True))
+    assert response.status_code == 201, response.text
+    await run(runtime, worker, 30)
+    payout = response.json()["data"]["reference"]
+    assert await status_of(client, merchant, f"payouts/{payout}") == "succeeded"
+    available = await merchant_available(runtime, merchant.id, livemode=True, currency=currency)
+    assert available == 4000
 
 
 async def test_an_otp_payment_carries_its_code_as_the_pre_authorisation_code(
