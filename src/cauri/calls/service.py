@@ -380,6 +380,8 @@ async def receive_callback(
     )
     if update_ is None and reference is None:
         raise UnreadableCallback("Notification d'opérateur non authentifiée ou illisible.")
+    if update_ is not None and update_.verified and update_.reference is None:
+        return  # authentic, about nothing Cauri asked: acknowledged
     if operation is None:
         raise UnknownCallback("Aucune opération de cet opérateur sous cette référence.")
     if operation.status != "pending":

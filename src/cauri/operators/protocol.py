@@ -97,7 +97,10 @@ class Disbursement:
 class CallbackUpdate:
     """What an operator's own notification says about one of our requests."""
 
-    reference: str  # the reference the request was sent under
+    # The reference the request was sent under; None for an authentic notification about
+    # nothing Cauri asked (another event of the operator's): acknowledged, so that it is
+    # not sent again, and otherwise ignored.
+    reference: str | None
     result: OperatorResult
     # False for an operator that does not sign its notifications (MTN): the notice is only a
     # hint that a status query must follow; its result is never applied.

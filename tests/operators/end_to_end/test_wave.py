@@ -448,3 +448,14 @@ async def test_connectors_check_answers_plainly_against_production_credentials(
     ok, detail, _ = await check()
     assert not ok and "refused the api_key" in detail
     assert fake.sessions == {} and fake.payouts == {}  # a check moves no money
+
+
+async def test_an_authentic_event_about_nothing_of_ours_is_acknowledged(
+    runtime: Runtime, fake: WaveFake, merchant: MerchantKeys
+) -> None:
+    """A payment to the wallet outside any session: Wave's, signed; answered 2xx so that
+    Wave does not send it again for days, and otherwise ignored."""
+    event = {"id": "EV_other", "type": "merchant.payment_received", "data": {"amount": "500"}}
+    assert fake.send_forged_webhook(event, secret=WEBHOOK_SECRET) == 200
+    forged = fake.send_forged_webhook(event)  # the same, not signed by Wave's secret
+    assert forged == 401

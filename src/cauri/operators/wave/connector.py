@@ -175,11 +175,18 @@ class WaveConnector:
         if not signature.authentic(notice.headers, notice.body, self._webhook_secret, time.time()):
             return None
         event = answers.body_of(notice.body.decode("utf-8", "replace"))
-        if not isinstance(event, dict) or event.get("type") not in SESSION_EVENTS:
+        if not isinstance(event, dict):
             return None
         session = event.get("data")
-        if not isinstance(session, dict) or not isinstance(session.get("client_reference"), str):
-            return None
+        if (
+            event.get("type") not in SESSION_EVENTS
+            or not isinstance(session, dict)
+            or not isinstance(session.get("client_reference"), str)
+        ):
+            # Wave's other events (payments received outside a session, B2B, the portal's
+            # test event): authentic, not about our requests; acknowledged, or Wave would
+            # send them again for days.
+            return CallbackUpdate(None, answers.unknown(()))
         return CallbackUpdate(session["client_reference"], answers.to_session(session, ()))
 
     async def check(self) -> CheckReport:
