@@ -138,3 +138,11 @@ async def test_exchanges_list(runtime: Runtime, database_url: str) -> None:
         "duration_ms", "error", "created_at",
     }  # fmt: skip
     assert operation["exchanges"][1]["response_body"] == '{"status": "SUCCESSFUL"}'
+    resent = await cauri(
+        database_url, "exchanges", "resend", "3f1c2b7e-0000-4000-8000-000000000001"
+    )
+    assert resent.stdout.strip() == (
+        f"{operation_id} (mtn-bj, collect): already succeeded: nothing to ask"
+    )
+    nothing = await cauri(database_url, "exchanges", "resend", "pyo_nothing")
+    assert nothing.stdout.strip() == "no operator operation for pyo_nothing"

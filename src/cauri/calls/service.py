@@ -34,10 +34,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.calls import jobs, requests, schedule
 from cauri.calls.requests import Action, Request
 from cauri.connectors.registry import ADAPTER_PREFIX, Routed
+from cauri.kit.db import unit_of_work
 from cauri.kit.errors import Conflict, NotFound, Unauthorized
 from cauri.kit.ids import parse_uuid
 from cauri.models import OperatorExchange, OperatorOperation
-from cauri.operators.protocol import Exchange, Notice, OperatorResult, Outcome
+from cauri.operators.protocol import (
+    Exchange,
+    Notice,
+    OperatorResult,
+    Outcome,
+    ResendsNotifications,
+)
 from cauri.runtime import Runtime
 
 log = structlog.get_logger("cauri.calls")
@@ -326,6 +333,26 @@ async def settle_by_hand(
     note = Exchange("manual_settlement", "CLI", "cauri exchanges settle", reason, None, None, 0)
     await _exchanges(session, runtime, operation.connector, operation.id, (note,))
     await _settle(session, runtime, operation.id, OperatorResult(outcome, reason=reason))
+
+
+async def resend_notification(runtime: Runtime, operation_id: uuid.UUID) -> str:
+    """Asks the operator to send its notification about a pending operation again (`cauri
+    exchanges resend`); the notification then takes the way of any other. No transaction is
+    held while the operator is asked; the exchange is recorded. Says what happened."""
+    async with runtime.sessionmaker() as session:
+        operation = await session.get(OperatorOperation, operation_id)
+        if operation is None:
+            raise NotFound(f"Aucune opération {operation_id}.")
+        routed = await runtime.operators.by_name(session, operation.connector)
+        action, stored = Action(operation.action), dict(operation.request)
+    if operation.status != "pending":
+        return f"already {operation.status}: nothing to ask"
+    if routed is None or not isinstance(routed.adapter, ResendsNotifications):
+        return f"{operation.connector} cannot be asked to notify again: its status queries decide"
+    resent = await routed.adapter.resend_notification(action.value, requests.decode(action, stored))
+    async with unit_of_work(runtime.sessionmaker) as session:
+        await _exchanges(session, runtime, routed.connector, operation.id, (resent.exchange,))
+    return resent.detail
 
 
 async def receive_callback(

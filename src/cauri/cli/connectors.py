@@ -353,6 +353,31 @@ def exchanges_list(reference: str, as_json: JsonFlag = False) -> None:
     _echo_operations(_in_transaction(work), as_json, f"no operator operation for {reference}")
 
 
+@exchanges_cli.command("resend")
+def exchanges_resend(reference: str) -> None:
+    """Asks the operator to send its notification again for each pending operation of a
+    payment, payout, refund or plan (pawaPay's resend-callback): when a final notification
+    never came. What it then says is applied as any notification is."""
+    from cauri.cli import _resolved_url
+
+    async def run() -> list[str]:
+        runtime = Runtime.build(get_settings(), url=_resolved_url())
+        try:
+            async with runtime.sessionmaker() as session:
+                views = await connectors.exchanges(session, reference)
+            return [
+                f"{view.operation.id} ({view.operation.connector}, {view.operation.action}): "
+                + await calls.resend_notification(runtime, view.operation.id)
+                for view in views
+            ]
+        finally:
+            await runtime.close()
+
+    lines = asyncio.run(run())
+    for line in lines or [f"no operator operation for {reference}"]:
+        typer.echo(line)
+
+
 @exchanges_cli.command("review")
 def exchanges_review(as_json: JsonFlag = False) -> None:
     """Operations whose outcome is still unknown after every scheduled status query (7 days):

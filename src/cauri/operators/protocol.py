@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 class Outcome(StrEnum):
@@ -151,3 +151,22 @@ class OperatorAdapter(Protocol):
     async def check(self) -> CheckReport: ...
 
     async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Resent:
+    """The operator's answer to "send your notification about this request again"."""
+
+    accepted: bool
+    detail: str  # in plain words: accepted, or why not
+    exchange: Exchange
+
+
+@runtime_checkable
+class ResendsNotifications(Protocol):
+    """An operator that sends its notification about a request again when asked (pawaPay's
+    resend-callback): reconciliation, when a final notification never came."""
+
+    async def resend_notification(
+        self, action: str, request: Collection | Disbursement
+    ) -> Resent: ...

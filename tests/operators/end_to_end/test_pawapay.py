@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from cauri.calls import service as calls
 from cauri.connectors.service import connectors
 from cauri.operators import catalogue
 from cauri.operators.pawapay.providers import PROVIDERS
@@ -503,3 +504,28 @@ async def test_connectors_check_reads_the_active_configuration(
     async with runtime.sessionmaker() as session:
         report = await connectors.check(session, runtime.operators, CONNECTOR)
     assert not report.ok and "signed_callbacks" in report.detail
+
+
+async def test_a_callback_that_never_came_is_asked_for_again(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+) -> None:
+    """Reconciliation: pawaPay's resend-callback, for a pending payment whose final callback
+    was lost; the callback it sends again settles the payment like the first would have."""
+    fake.callback_mode = "drop"
+    payment = await live_payment(client, merchant)
+    reference = payment["reference"]
+    fake.callback_mode = "send"
+    async with runtime.sessionmaker() as session:
+        [view] = await connectors.exchanges(session, reference)
+    said = await calls.resend_notification(runtime, view.operation.id)
+    assert said == "pawaPay sends its callback again"
+    assert fake.resend_requests == [("deposit", reference)]
+    await callbacks_received(runtime)
+    await run(runtime, worker)
+    assert await status_of(client, merchant, f"payments/{reference}") == "succeeded"
+    again = await calls.resend_notification(runtime, view.operation.id)
+    assert again == "already succeeded: nothing to ask"

@@ -32,6 +32,7 @@ from cauri.operators.protocol import (
     Notice,
     OperatorResult,
     Outcome,
+    Resent,
 )
 
 # pawaPay's `customerMessage`: 4 to 22 letters, digits or spaces.
@@ -172,6 +173,30 @@ class PawapayConnector:
         if not await self._verified(notice):
             return None
         return CallbackUpdate(reference, answers.to_payment(fields, ()), verified=True)
+
+    async def resend_notification(self, action: str, request: Collection | Disbursement) -> Resent:
+        """pawaPay sends the callback of a payment in its final state again."""
+        if isinstance(request, Collection):
+            kind = DEPOSITS
+        else:
+            kind = REFUNDS if action == "refund" and request.refund_of else PAYOUTS
+        answer = await exchange.send(
+            self.client,
+            "resend_callback",
+            "POST",
+            f"{self._base}/v2/{kind}/resend-callback/{request.reference}",
+            headers=self._headers,
+        )
+        body = answers.body_of(answer.text)
+        state = body.get("status") if isinstance(body, dict) else None
+        if answer.status == 200 and state == "ACCEPTED":
+            return Resent(True, "pawaPay sends its callback again", answer.exchange)
+        why = answers.failure_code(body) if isinstance(body, dict) else None
+        return Resent(
+            False,
+            f"pawaPay did not accept: {why or state or f'HTTP {answer.status}'}",
+            answer.exchange,
+        )
 
     async def check(self) -> CheckReport:
         """Reads the account's active configuration: which providers it has, their limits
