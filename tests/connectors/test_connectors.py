@@ -264,3 +264,64 @@ async def test_payment_modes_follow_the_routes_at_once(
     assert await scalar(runtime, "SELECT count(*) FROM payments") == 0
     await set_route(runtime, "wave_sn", collect=None)
     assert await modes(client, live) == ["mtn"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "words"),
+    [
+        (
+            {
+                "kind": "pawapay",
+                "settings": {"providers": "moov_tg"},
+                "secrets": {"api_token": "t"},
+            },
+            "Réglage providers illisible",
+        ),
+        (
+            {
+                "kind": "pawapay",
+                "settings": {"signed_callbacks": "yes"},
+                "secrets": {"api_token": "t"},
+            },
+            "signed_callbacks : true ou false",
+        ),
+        (
+            {"kind": "wave", "settings": {"return_url": "shop.example"}, "secrets": {}},
+            "return_url",
+        ),
+        (
+            {"kind": "wave", "settings": {}, "secrets": {"api_key": "k", "webhook_secret": "w"}},
+            "Réglage manquant pour le type wave : return_url",
+        ),
+    ],
+)
+async def test_pawapay_and_wave_settings_are_read_before_they_are_kept(
+    runtime: Runtime, fields: dict[str, object], words: str
+) -> None:
+    with pytest.raises(ConnectorError, match=words):
+        await add(runtime, name="acct", **fields)
+    assert await scalar(runtime, "SELECT count(*) FROM connector_accounts") == 0
+
+
+async def test_a_route_names_only_operators_the_kind_carries(runtime: Runtime) -> None:
+    await add(
+        runtime,
+        name="wave-sn",
+        kind="wave",
+        settings={"return_url": "https://shop.example/paid"},
+        secrets={"api_key": "k", "webhook_secret": "w"},
+    )
+    await add(
+        runtime,
+        name="pawapay",
+        kind="pawapay",
+        settings={"providers": "moov_tg=MOOV_TGO"},
+        secrets={"api_token": "t"},
+    )
+    with pytest.raises(ConnectorError, match="ne porte pas mtn"):
+        await set_route(runtime, "mtn", collect="wave-sn")
+    with pytest.raises(ConnectorError, match="ne porte pas coris"):
+        await set_route(runtime, "coris", collect="pawapay")
+    await set_route(runtime, "wave_sn", collect="wave-sn", refund="wave-sn")
+    # An operator the account's own `providers` setting adds is carried.
+    await set_route(runtime, "moov_tg", collect="pawapay", disburse="pawapay")
