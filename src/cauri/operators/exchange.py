@@ -4,13 +4,15 @@ decided once."""
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from cauri.operators.protocol import Exchange
+from cauri.operators.config import ConnectorConfig
+from cauri.operators.protocol import Exchange, OperatorResult, Outcome
 
 MAX_RECORDED = 16_384  # characters of a body kept in the record
 
@@ -52,3 +54,43 @@ async def send(
     recorded = None if secret_answer else (text[:MAX_RECORDED] if text else text)
     exchange = Exchange(action, method, url, sent, status, recorded, duration, error)
     return Answer(status, text, exchange)
+
+
+def parsed(text: str | None) -> Any:
+    """An answer's JSON body; None when there is none or it is not JSON."""
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def unknown(exchanges: tuple[Exchange, ...]) -> OperatorResult:
+    """The operator said nothing for sure (no answer, 5xx, 429, an unreadable body): the
+    outcome stays pending, and is asked again."""
+    return OperatorResult(Outcome.PENDING, unknown=True, exchanges=exchanges)
+
+
+class NetworkConnector:
+    """What every connector to an operator's network holds: its account's configuration and
+    one HTTP client, created on first use in the event loop that uses it."""
+
+    decides_offline = False
+
+    def __init__(self, config: ConnectorConfig) -> None:
+        self.config = config
+        self._client: httpx.AsyncClient | None = None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.config.timeout, connect=self.config.connect_timeout)
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None

@@ -11,10 +11,10 @@ is an unknown outcome, never a failure.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from cauri.operators.exchange import parsed, unknown
 from cauri.operators.protocol import Exchange, OperatorResult, Outcome
 
 # MTN's final statuses besides SUCCESSFUL: FAILED is documented; REJECTED, TIMEOUT and
@@ -33,13 +33,8 @@ def reason_code(reason: object) -> str | None:
 
 
 def _body(text: str | None) -> dict[str, Any] | None:
-    if not text:
-        return None
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return None
-    return parsed if isinstance(parsed, dict) else None
+    fields = parsed(text)
+    return fields if isinstance(fields, dict) else None
 
 
 def error_code(text: str | None) -> str | None:
@@ -49,10 +44,6 @@ def error_code(text: str | None) -> str | None:
     if body is None:
         return None
     return reason_code(body.get("code") or body.get("error") or body.get("message"))
-
-
-def unknown(exchanges: tuple[Exchange, ...]) -> OperatorResult:
-    return OperatorResult(Outcome.PENDING, unknown=True, exchanges=exchanges)
 
 
 def to_request(

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
-
 from cauri.kit.money import decimal_text
 from cauri.operators import exchange
 from cauri.operators.config import ConnectorConfig
@@ -38,11 +36,9 @@ def _note(text: str | None, fallback: str) -> str:
     return (text or fallback)[:NOTE_LENGTH]
 
 
-class MtnMomoConnector:
-    decides_offline = False
-
+class MtnMomoConnector(exchange.NetworkConnector):
     def __init__(self, config: ConnectorConfig) -> None:
-        self.config = config
+        super().__init__(config)
         self._base = config.base_url.rstrip("/")
         self._environment = config.settings["target_environment"]
         self._currency = config.settings.get("currency") or None
@@ -54,21 +50,6 @@ class MtnMomoConnector:
         self._tokens = Tokens(
             self._base, secrets["api_user"], secrets["api_key"], self._subscription_keys
         )
-        self._client: httpx.AsyncClient | None = None
-
-    @property
-    def client(self) -> httpx.AsyncClient:
-        # Created on first use, in the event loop that uses it.
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.config.timeout, connect=self.config.connect_timeout)
-            )
-        return self._client
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
 
     # The operations of the adapter protocol.
 
@@ -208,7 +189,7 @@ class MtnMomoConnector:
     async def _status(self, product: str, path: str, reference: str) -> OperatorResult:
         answer = await self._get(product, f"/{product}/v1_0/{path}/{reference}", f"{path}_status")
         if isinstance(answer, Refusal):
-            return answers.unknown((answer.exchange,))
+            return exchange.unknown((answer.exchange,))
         return answers.to_status(answer.status, answer.text, (answer.exchange,))
 
     async def _get(
@@ -233,7 +214,7 @@ def _without_token(refusal: Refusal, records: tuple[Exchange, ...]) -> OperatorR
         return OperatorResult(
             Outcome.FAILED, reason=f"operator_refused_credentials:{code}", exchanges=records
         )
-    return answers.unknown(records)
+    return exchange.unknown(records)
 
 
 def _why(product: str, answer: exchange.Answer | Refusal) -> str:

@@ -11,22 +11,13 @@ ENQUEUED, SUBMITTED, PROCESSING, IN_RECONCILIATION). A callback carries the same
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from cauri.operators.exchange import parsed, unknown
 from cauri.operators.protocol import Exchange, OperatorResult, Outcome
 
 IN_FLIGHT = frozenset({"ACCEPTED", "ENQUEUED", "SUBMITTED", "PROCESSING", "IN_RECONCILIATION"})
-
-
-def body_of(text: str | None) -> Any:
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 def failure_code(fields: dict[str, Any]) -> str | None:
@@ -34,10 +25,6 @@ def failure_code(fields: dict[str, Any]) -> str | None:
     reason = fields.get("failureReason")
     code = reason.get("failureCode") if isinstance(reason, dict) else None
     return code.strip().lower() if isinstance(code, str) and code.strip() else None
-
-
-def unknown(exchanges: tuple[Exchange, ...]) -> OperatorResult:
-    return OperatorResult(Outcome.PENDING, unknown=True, exchanges=exchanges)
 
 
 @dataclass(frozen=True)
@@ -50,7 +37,7 @@ class Initiation(OperatorResult):
 def to_initiation(
     status: int | None, text: str | None, reference: str, exchanges: tuple[Exchange, ...]
 ) -> Initiation:
-    body = body_of(text)
+    body = parsed(text)
     state = body.get("status") if isinstance(body, dict) else None
     if status == 200 and state in ("ACCEPTED", "DUPLICATE_IGNORED"):
         step = body.get("nextStep")
@@ -102,7 +89,7 @@ def to_payment(fields: dict[str, Any], exchanges: tuple[Exchange, ...]) -> Opera
 def to_status(
     status: int | None, text: str | None, exchanges: tuple[Exchange, ...]
 ) -> OperatorResult:
-    body = body_of(text)
+    body = parsed(text)
     if status != 200 or not isinstance(body, dict):
         return unknown(exchanges)
     if body.get("status") == "NOT_FOUND":

@@ -18,8 +18,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-import httpx
-
 from cauri.kit.money import decimal_text
 from cauri.operators import exchange
 from cauri.operators.config import ConnectorConfig
@@ -56,11 +54,9 @@ def msisdn(phone_number: str) -> str:
     return phone_number.lstrip("+")
 
 
-class PawapayConnector:
-    decides_offline = False
-
+class PawapayConnector(exchange.NetworkConnector):
     def __init__(self, config: ConnectorConfig) -> None:
-        self.config = config
+        super().__init__(config)
         self._base = config.base_url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {config.secrets['api_token']}"}
         self._providers = providers.table(config.settings.get("providers"))
@@ -69,21 +65,6 @@ class PawapayConnector:
         self._auth_types: dict[str, str] = {}
         self._conf_read_at = -CONFIGURATION_LIFETIME
         self._keys_lock = asyncio.Lock()
-        self._client: httpx.AsyncClient | None = None
-
-    @property
-    def client(self) -> httpx.AsyncClient:
-        # Created on first use, in the event loop that uses it.
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.config.timeout, connect=self.config.connect_timeout)
-            )
-        return self._client
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
 
     # The operations of the adapter protocol.
 
@@ -154,7 +135,7 @@ class PawapayConnector:
     async def parse_callback(self, notice: Notice) -> CallbackUpdate | None:
         """A deposit, payout or refund in its final state. Applied when the account signs
         its callbacks and this one's signature verifies; a hint otherwise."""
-        fields = answers.body_of(notice.body.decode("utf-8", "replace"))
+        fields = exchange.parsed(notice.body.decode("utf-8", "replace"))
         if not isinstance(fields, dict):
             return None
         # A refund's callback names its deposit too: its own id comes first.
@@ -187,7 +168,7 @@ class PawapayConnector:
             f"{self._base}/v2/{kind}/resend-callback/{request.reference}",
             headers=self._headers,
         )
-        body = answers.body_of(answer.text)
+        body = exchange.parsed(answer.text)
         state = body.get("status") if isinstance(body, dict) else None
         if answer.status == 200 and state == "ACCEPTED":
             return Resent(True, "pawaPay sends its callback again", answer.exchange)
@@ -204,7 +185,7 @@ class PawapayConnector:
         answer = await exchange.send(
             self.client, "active_conf", "GET", f"{self._base}/v2/active-conf", headers=self._headers
         )
-        body = answers.body_of(answer.text)
+        body = exchange.parsed(answer.text)
         if answer.status is None:
             return CheckReport(
                 ok=False, detail=f"no answer from {answer.exchange.url} ({answer.exchange.error})"
@@ -269,7 +250,7 @@ class PawapayConnector:
                 f"{self._base}/v2/active-conf",
                 headers=self._headers,
             )
-            body = answers.body_of(answer.text)
+            body = exchange.parsed(answer.text)
             if answer.status == 200 and isinstance(body, dict):
                 self._auth_types = auth_types(body)
                 self._conf_read_at = time.monotonic()
@@ -308,7 +289,7 @@ class PawapayConnector:
                 headers=self._headers,
             )
             if answer.status == 200:
-                self._keys.update(signatures.public_keys(answers.body_of(answer.text)))
+                self._keys.update(signatures.public_keys(exchange.parsed(answer.text)))
 
 
 def _wallet(phone_number: str, provider: str) -> dict[str, Any]:

@@ -11,23 +11,10 @@ back. Errors are `{code, message}` with an HTTP status: 4xx refuse the request a
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from cauri.operators.exchange import unknown
 from cauri.operators.protocol import Exchange, OperatorResult, Outcome
-
-
-def body_of(text: str | None) -> Any:
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def unknown(exchanges: tuple[Exchange, ...]) -> OperatorResult:
-    return OperatorResult(Outcome.PENDING, unknown=True, exchanges=exchanges)
 
 
 def snake(code: str) -> str:

@@ -14,8 +14,6 @@ import time
 from typing import Any
 from urllib.parse import urlencode
 
-import httpx
-
 from cauri.kit.money import decimal_text
 from cauri.operators import exchange
 from cauri.operators.config import ConnectorConfig
@@ -43,30 +41,13 @@ def mobile(phone_number: str) -> str:
     return "+" + phone_number.lstrip("+")
 
 
-class WaveConnector:
-    decides_offline = False
-
+class WaveConnector(exchange.NetworkConnector):
     def __init__(self, config: ConnectorConfig) -> None:
-        self.config = config
+        super().__init__(config)
         self._base = config.base_url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {config.secrets['api_key']}"}
         self._webhook_secret = config.secrets["webhook_secret"]
         self._return_url = config.settings["return_url"]
-        self._client: httpx.AsyncClient | None = None
-
-    @property
-    def client(self) -> httpx.AsyncClient:
-        # Created on first use, in the event loop that uses it.
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.config.timeout, connect=self.config.connect_timeout)
-            )
-        return self._client
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
 
     # The operations of the adapter protocol.
 
@@ -85,17 +66,17 @@ class WaveConnector:
         answer = await self._send(
             "checkout_session", "POST", "/v1/checkout/sessions", body, collection.reference
         )
-        fields = answers.body_of(answer.text)
+        fields = exchange.parsed(answer.text)
         if answer.status == 200 and isinstance(fields, dict):
             return answers.to_session(fields, (answer.exchange,))
         if answers.is_refusal(answer.status):
             return answers.refused(answer.status, fields, (answer.exchange,))
-        return answers.unknown((answer.exchange,))
+        return exchange.unknown((answer.exchange,))
 
     async def collection_status(self, collection: Collection) -> OperatorResult:
         session, records = await self._session_of(collection.reference)
         if session is None:
-            return answers.unknown(records)
+            return exchange.unknown(records)
         if session == {}:
             return OperatorResult(Outcome.PENDING, unknown_reference=True, exchanges=records)
         return answers.to_session(session, records)
@@ -110,19 +91,19 @@ class WaveConnector:
         if disbursement.reason:
             body["payment_reason"] = disbursement.reason[:REASON_LENGTH]
         answer = await self._send("payout", "POST", "/v1/payout", body, disbursement.reference)
-        fields = answers.body_of(answer.text)
+        fields = exchange.parsed(answer.text)
         if answer.status == 200 and isinstance(fields, dict):
             return answers.to_payout(fields, (answer.exchange,))
         if answers.is_refusal(answer.status):
             return answers.refused(answer.status, fields, (answer.exchange,))
-        return answers.unknown((answer.exchange,))
+        return exchange.unknown((answer.exchange,))
 
     async def disbursement_status(self, disbursement: Disbursement) -> OperatorResult:
         query = urlencode({"client_reference": disbursement.reference})
         answer = await self._send("payout_status", "GET", f"/v1/payouts/search?{query}")
-        results = answers.found(answer.status, answers.body_of(answer.text))
+        results = answers.found(answer.status, exchange.parsed(answer.text))
         if results is None:
-            return answers.unknown((answer.exchange,))
+            return exchange.unknown((answer.exchange,))
         if not results:
             return OperatorResult(
                 Outcome.PENDING, unknown_reference=True, exchanges=(answer.exchange,)
@@ -139,7 +120,7 @@ class WaveConnector:
         if not session:
             # Not found (the payment was not collected by this account) or not known now.
             return (
-                answers.unknown(records)
+                exchange.unknown(records)
                 if session is None
                 else OperatorResult(Outcome.FAILED, reason="session_not_found", exchanges=records)
             )
@@ -152,15 +133,15 @@ class WaveConnector:
                 Outcome.SUCCEEDED, operator_reference=str(session["id"]), exchanges=records
             )
         if answers.is_refusal(answer.status):
-            return answers.refused(answer.status, answers.body_of(answer.text), records)
-        return answers.unknown(records)
+            return answers.refused(answer.status, exchange.parsed(answer.text), records)
+        return exchange.unknown(records)
 
     async def refund_status(self, disbursement: Disbursement) -> OperatorResult:
         if disbursement.refund_of is None:
             return await self.disbursement_status(disbursement)
         session, records = await self._session_of(disbursement.refund_of)
         if session is None:
-            return answers.unknown(records)
+            return exchange.unknown(records)
         if session.get("payment_status") == "refunded":
             return OperatorResult(
                 Outcome.SUCCEEDED, operator_reference=str(session["id"]), exchanges=records
@@ -174,7 +155,7 @@ class WaveConnector:
         set to Wave's shared-secret authentication, when it bears the secret)."""
         if not signature.authentic(notice.headers, notice.body, self._webhook_secret, time.time()):
             return None
-        event = answers.body_of(notice.body.decode("utf-8", "replace"))
+        event = exchange.parsed(notice.body.decode("utf-8", "replace"))
         if not isinstance(event, dict):
             return None
         session = event.get("data")
@@ -186,7 +167,7 @@ class WaveConnector:
             # Wave's other events (payments received outside a session, B2B, the portal's
             # test event): authentic, not about our requests; acknowledged, or Wave would
             # send them again for days.
-            return CallbackUpdate(None, answers.unknown(()))
+            return CallbackUpdate(None, exchange.unknown(()))
         return CallbackUpdate(session["client_reference"], answers.to_session(session, ()))
 
     async def check(self) -> CheckReport:
@@ -199,7 +180,7 @@ class WaveConnector:
             ("payout", f"/v1/payouts/search?{probe}"),
         ):
             answer = await self._send(f"{api}_check", "GET", path)
-            code = answers.error_code(answers.body_of(answer.text)) or ""
+            code = answers.error_code(exchange.parsed(answer.text)) or ""
             if answer.status is None:
                 return CheckReport(
                     ok=False,
@@ -223,7 +204,7 @@ class WaveConnector:
                 )
             facts[api] = "allowed"
         balance = await self._send("balance", "GET", "/v1/balance")
-        fields = answers.body_of(balance.text)
+        fields = exchange.parsed(balance.text)
         if balance.status == 200 and isinstance(fields, dict):
             facts["balance"] = f"{fields.get('amount')} {fields.get('currency')}"
         else:
@@ -258,7 +239,7 @@ class WaveConnector:
         Wave did not say. A paid one first, should the customer have had several."""
         query = urlencode({"client_reference": reference})
         answer = await self._send("checkout_status", "GET", f"/v1/checkout/sessions/search?{query}")
-        results = answers.found(answer.status, answers.body_of(answer.text))
+        results = answers.found(answer.status, exchange.parsed(answer.text))
         if results is None:
             return None, (answer.exchange,)
         if not results:
