@@ -15,6 +15,8 @@ from cauri.connectors.service import connectors
 from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
+from tests.payouts.builders import PAYOUTS
+from tests.plans.builders import PLANS
 from tests.support import MerchantKeys, scalar
 
 ALL_ACTIONS = ("collect", "disburse", "refund")
@@ -84,3 +86,50 @@ async def event_types(runtime: Runtime, reference: str) -> list[str]:
             {"r": reference},
         )
         return list(rows)
+
+
+# What a merchant does with a live key, each asserted to be accepted.
+
+
+async def status_of(client: httpx.AsyncClient, merchant: MerchantKeys, path: str) -> str:
+    return str((await read(client, merchant, path))["status"])
+
+
+async def _post(
+    client: httpx.AsyncClient,
+    merchant: MerchantKeys,
+    path: str,
+    body: dict[str, Any] | None,
+    expected: int = 201,
+) -> dict[str, Any]:
+    response = await client.post(path, json=body, headers=merchant.headers(livemode=True))
+    assert response.status_code == expected, response.text
+    data: dict[str, Any] = response.json()["data"]
+    return data
+
+
+async def send_payout(
+    client: httpx.AsyncClient, merchant: MerchantKeys, body: dict[str, Any]
+) -> dict[str, Any]:
+    return await _post(client, merchant, PAYOUTS, body)
+
+
+async def refund_payment(
+    client: httpx.AsyncClient, merchant: MerchantKeys, reference: str
+) -> dict[str, Any]:
+    return await _post(client, merchant, f"/api/v1/payments/{reference}/refund", None)
+
+
+async def open_plan(client: httpx.AsyncClient, merchant: MerchantKeys, target: int) -> str:
+    plan = await _post(client, merchant, PLANS, {"target_amount": target})
+    return str(plan["reference"])
+
+
+async def pay_instalment(
+    client: httpx.AsyncClient, merchant: MerchantKeys, plan: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    return await _post(client, merchant, f"{PLANS}/{plan}/payments", body)
+
+
+async def cancel_plan(client: httpx.AsyncClient, merchant: MerchantKeys, plan: str) -> None:
+    await _post(client, merchant, f"{PLANS}/{plan}/cancel", {}, expected=200)

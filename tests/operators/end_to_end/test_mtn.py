@@ -14,11 +14,20 @@ from cauri.connectors.service import connectors
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.fakes.mtn_momo import MtnMomoFake
-from tests.operators.live import callbacks_received, event_types, read, run
+from tests.operators.live import (
+    callbacks_received,
+    cancel_plan,
+    event_types,
+    open_plan,
+    pay_instalment,
+    read,
+    refund_payment,
+    run,
+    send_payout,
+)
 from tests.operators.mtn_live import CONNECTOR, NUMBER, mtn_fake, wire
 from tests.payments.builders import merchant_available, pay
-from tests.payouts.builders import PAYOUTS, top_up
-from tests.plans.builders import PLANS
+from tests.payouts.builders import top_up
 from tests.support import MerchantKeys, ServerThread, assert_error, make_merchant, momo_body
 
 
@@ -134,19 +143,11 @@ async def test_an_instalment_is_collected_through_mtn(
     fake: MtnMomoFake,
     merchant: MerchantKeys,
 ) -> None:
-    response = await client.post(
-        PLANS, json={"target_amount": 3000}, headers=merchant.headers(livemode=True)
-    )
-    plan = response.json()["data"]
-    response = await client.post(
-        f"{PLANS}/{plan['reference']}/payments",
-        json=momo_body(phone_number=NUMBER, amount=3000),
-        headers=merchant.headers(livemode=True),
-    )
-    assert response.status_code == 201, response.text
+    reference = await open_plan(client, merchant, 3000)
+    await pay_instalment(client, merchant, reference, momo_body(phone_number=NUMBER, amount=3000))
     await callbacks_received(runtime)
     await run(runtime, worker)
-    plan = await read(client, merchant, f"installment-plans/{plan['reference']}")
+    plan = await read(client, merchant, f"installment-plans/{reference}")
     assert plan["status"] == "succeeded" and plan["paid_amount"] == 3000
     assert await merchant_available(runtime, merchant.id, livemode=True) == 3000
 
@@ -160,9 +161,7 @@ async def test_a_payout_is_transferred_by_mtn(
 ) -> None:
     await top_up(runtime, merchant.id, 5000, livemode=True)
     body = {"amount": 1000, "phone_number": NUMBER, "operator": "mtn"}
-    response = await client.post(PAYOUTS, json=body, headers=merchant.headers(livemode=True))
-    assert response.status_code == 201, response.text
-    payout = response.json()["data"]
+    payout = await send_payout(client, merchant, body)
     [transfer] = fake.received("transfer")
     assert transfer.body["payee"] == {"partyIdType": "MSISDN", "partyId": NUMBER}
     assert await merchant_available(runtime, merchant.id, livemode=True) == 4000
@@ -184,10 +183,7 @@ async def test_a_refund_goes_back_through_mtns_refund_of_the_collection(
     fake.callback_mode = "drop"
     payment = await live_payment(client, merchant)
     await run(runtime, worker, 30)
-    response = await client.post(
-        f"/api/v1/payments/{payment['reference']}/refund", headers=merchant.headers(True)
-    )
-    assert response.status_code == 201, response.text
+    await refund_payment(client, merchant, payment["reference"])
     [refund] = fake.received("refund")
     assert refund.body["referenceIdToRefund"] == payment["reference"]
     await run(runtime, worker, 30)
@@ -205,17 +201,10 @@ async def test_a_cancelled_plan_is_refunded_by_an_mtn_transfer(
     merchant: MerchantKeys,
 ) -> None:
     fake.callback_mode = "drop"
-    headers = merchant.headers(livemode=True)
-    plan = (await client.post(PLANS, json={"target_amount": 5000}, headers=headers)).json()
-    reference = plan["data"]["reference"]
-    instalment = momo_body(phone_number=NUMBER, amount=2000)
-    assert (
-        await client.post(f"{PLANS}/{reference}/payments", json=instalment, headers=headers)
-    ).status_code == 201
+    reference = await open_plan(client, merchant, 5000)
+    await pay_instalment(client, merchant, reference, momo_body(phone_number=NUMBER, amount=2000))
     await run(runtime, worker, 30)
-    assert (
-        await client.post(f"{PLANS}/{reference}/cancel", json={}, headers=headers)
-    ).status_code == 200
+    await cancel_plan(client, merchant, reference)
     await run(runtime, worker)  # the refund job sends the transfer
     [transfer] = fake.received("transfer")
     assert transfer.body["amount"] == "2000"
@@ -246,9 +235,7 @@ async def test_a_transfer_accepted_then_unanswered_is_never_sent_twice_nor_recre
     fake.hold = True
     fake.fault(fault, path="transfer")
     body = {"amount": 1000, "phone_number": NUMBER, "operator": "mtn"}
-    response = await client.post(PAYOUTS, json=body, headers=merchant.headers(livemode=True))
-    assert response.status_code == 201, response.text
-    payout = response.json()["data"]
+    payout = await send_payout(client, merchant, body)
     assert payout["status"] == "pending"
     for delay in (30, 120, 600):
         await run(runtime, worker, delay)
@@ -276,16 +263,14 @@ async def test_a_transfer_mtn_never_received_is_sent_again_under_the_same_refere
     fake.callback_mode = "drop"
     fake.fault("error_500", path="transfer")  # refused before MTN recorded anything
     body = {"amount": 1000, "phone_number": NUMBER, "operator": "mtn"}
-    payout = (await client.post(PAYOUTS, json=body, headers=merchant.headers(True))).json()
-    assert payout["data"]["status"] == "pending"
+    payout = await send_payout(client, merchant, body)
+    assert payout["status"] == "pending"
     assert fake.received("transfer") == []
     await run(runtime, worker, 30)  # 404: never received; sent again, accepted
     sent = [r.headers["x-reference-id"] for r in fake.posts("transfer")]
     assert len(sent) == 2 and sent[0] == sent[1]
     await run(runtime, worker, 120)
-    assert (await read(client, merchant, f"payouts/{payout['data']['reference']}"))[
-        "status"
-    ] == "succeeded"
+    assert (await read(client, merchant, f"payouts/{payout['reference']}"))["status"] == "succeeded"
     assert await merchant_available(runtime, merchant.id, livemode=True) == 4000
 
 

@@ -18,10 +18,21 @@ from cauri.operators.pawapay.providers import PROVIDERS
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.fakes.pawapay import PawapayFake
-from tests.operators.live import callbacks_received, connect, event_types, read, run
+from tests.operators.live import (
+    callbacks_received,
+    cancel_plan,
+    connect,
+    event_types,
+    open_plan,
+    pay_instalment,
+    read,
+    refund_payment,
+    run,
+    send_payout,
+    status_of,
+)
 from tests.payments.builders import merchant_available, pay
-from tests.payouts.builders import PAYOUTS, top_up
-from tests.plans.builders import PLANS
+from tests.payouts.builders import top_up
 from tests.support import MerchantKeys, ServerThread, assert_error, make_merchant, momo_body
 
 CONNECTOR = "pawapay-sandbox"
@@ -88,10 +99,6 @@ async def live_payment(
     return data
 
 
-async def status_of(client: httpx.AsyncClient, merchant: MerchantKeys, path: str) -> str:
-    return str((await read(client, merchant, path))["status"])
-
-
 @pytest.mark.parametrize("fake", ["signed", "unsigned"], indirect=True)
 async def test_a_payment_is_a_pawapay_deposit_settled_by_its_callback(
     client: httpx.AsyncClient,
@@ -149,20 +156,15 @@ async def test_each_carried_operator_collects_refunds_and_pays_out(
     assert deposit.body["payer"]["accountDetails"]["provider"] == PROVIDERS[operator]
     await run(runtime, worker, 30)
     assert await status_of(client, merchant, f"payments/{reference}") == "succeeded"
-    refund = await client.post(
-        f"/api/v1/payments/{reference}/refund", headers=merchant.headers(True)
-    )
-    assert refund.status_code == 201, refund.text
+    await refund_payment(client, merchant, reference)
     await run(runtime, worker, 30)
     assert await status_of(client, merchant, f"payments/{reference}") == "refunded"
     currency = mode.currency
     await top_up(runtime, merchant.id, 5000, livemode=True, currency=currency)
     body = {"amount": 1000, "phone_number": number, "operator": operator}
-    response = await client.post(PAYOUTS, json=body, headers=merchant.headers(livemode=True))
-    assert response.status_code == 201, response.text
+    payout = await send_payout(client, merchant, body)
     await run(runtime, worker, 30)
-    payout = response.json()["data"]["reference"]
-    assert await status_of(client, merchant, f"payouts/{payout}") == "succeeded"
+    assert await status_of(client, merchant, f"payouts/{payout['reference']}") == "succeeded"
     available = await merchant_available(runtime, merchant.id, livemode=True, currency=currency)
     assert available == 4000
 
@@ -329,15 +331,10 @@ async def test_an_instalment_is_collected_through_pawapay(
     fake: PawapayFake,
     merchant: MerchantKeys,
 ) -> None:
-    headers = merchant.headers(livemode=True)
-    plan = (await client.post(PLANS, json={"target_amount": 3000}, headers=headers)).json()
-    reference = plan["data"]["reference"]
-    response = await client.post(
-        f"{PLANS}/{reference}/payments",
-        json=momo_body(phone_number=COMPLETED, amount=3000),
-        headers=headers,
+    reference = await open_plan(client, merchant, 3000)
+    await pay_instalment(
+        client, merchant, reference, momo_body(phone_number=COMPLETED, amount=3000)
     )
-    assert response.status_code == 201, response.text
     await callbacks_received(runtime)
     await run(runtime, worker)
     plan = await read(client, merchant, f"installment-plans/{reference}")
@@ -354,9 +351,7 @@ async def test_a_payout_is_a_pawapay_payout(
 ) -> None:
     await top_up(runtime, merchant.id, 5000, livemode=True)
     body = {"amount": 1000, "phone_number": COMPLETED, "operator": "mtn", "reason": "Loyer"}
-    response = await client.post(PAYOUTS, json=body, headers=merchant.headers(livemode=True))
-    assert response.status_code == 201, response.text
-    payout = response.json()["data"]
+    payout = await send_payout(client, merchant, body)
     [request] = fake.posts("payout")
     assert request.body["payoutId"] in fake.payouts  # our reference is pawaPay's id
     assert request.body["recipient"]["accountDetails"] == {
@@ -381,10 +376,7 @@ async def test_a_refund_is_pawapays_refund_of_the_deposit(
     payment = await live_payment(client, merchant)
     await callbacks_received(runtime)
     await run(runtime, worker)
-    response = await client.post(
-        f"/api/v1/payments/{payment['reference']}/refund", headers=merchant.headers(True)
-    )
-    assert response.status_code == 201, response.text
+    await refund_payment(client, merchant, payment["reference"])
     [request] = fake.posts("refund")
     assert request.body["depositId"] == payment["reference"]
     assert request.body["amount"] == "1000"
@@ -402,17 +394,12 @@ async def test_a_cancelled_plan_is_refunded_by_a_pawapay_payout(
     merchant: MerchantKeys,
 ) -> None:
     fake.callback_mode = "drop"
-    headers = merchant.headers(livemode=True)
-    plan = (await client.post(PLANS, json={"target_amount": 5000}, headers=headers)).json()
-    reference = plan["data"]["reference"]
-    instalment = momo_body(phone_number=COMPLETED, amount=2000)
-    assert (
-        await client.post(f"{PLANS}/{reference}/payments", json=instalment, headers=headers)
-    ).status_code == 201
+    reference = await open_plan(client, merchant, 5000)
+    await pay_instalment(
+        client, merchant, reference, momo_body(phone_number=COMPLETED, amount=2000)
+    )
     await run(runtime, worker, 30)
-    assert (
-        await client.post(f"{PLANS}/{reference}/cancel", json={}, headers=headers)
-    ).status_code == 200
+    await cancel_plan(client, merchant, reference)
     await run(runtime, worker)  # the refund job sends the payout
     [payout] = fake.posts("payout")
     assert payout.body["amount"] == "2000"
@@ -436,9 +423,7 @@ async def test_a_payout_accepted_then_unanswered_is_never_sent_twice_nor_recredi
     fake.hold = True
     fake.fault(fault, path="payouts")
     body = {"amount": 1000, "phone_number": COMPLETED, "operator": "mtn"}
-    response = await client.post(PAYOUTS, json=body, headers=merchant.headers(livemode=True))
-    assert response.status_code == 201, response.text
-    payout = response.json()["data"]
+    payout = await send_payout(client, merchant, body)
     assert payout["status"] == "pending"
     for delay in (30, 120, 600):
         await run(runtime, worker, delay)
@@ -466,16 +451,14 @@ async def test_a_payout_pawapay_never_received_is_sent_again_under_the_same_id(
     fake.callback_mode = "drop"
     fake.fault("error_500", path="payouts")  # refused before pawaPay recorded anything
     body = {"amount": 1000, "phone_number": COMPLETED, "operator": "mtn"}
-    payout = (await client.post(PAYOUTS, json=body, headers=merchant.headers(True))).json()
-    assert payout["data"]["status"] == "pending"
+    payout = await send_payout(client, merchant, body)
+    assert payout["status"] == "pending"
     assert fake.payouts == {}
     await run(runtime, worker, 30)  # NOT_FOUND: never received; sent again, accepted
     sent = [r.body["payoutId"] for r in fake.posts("payout")]
     assert len(sent) == 2 and sent[0] == sent[1]
     await run(runtime, worker, 120)
-    assert await status_of(client, merchant, f"payouts/{payout['data']['reference']}") == (
-        "succeeded"
-    )
+    assert await status_of(client, merchant, f"payouts/{payout['reference']}") == ("succeeded")
     assert await merchant_available(runtime, merchant.id, livemode=True) == 4000
 
 

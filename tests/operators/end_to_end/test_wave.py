@@ -16,10 +16,21 @@ from cauri.connectors.service import connectors
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.fakes.wave import WaveFake
-from tests.operators.live import callbacks_received, connect, event_types, read, run
+from tests.operators.live import (
+    callbacks_received,
+    cancel_plan,
+    connect,
+    event_types,
+    open_plan,
+    pay_instalment,
+    read,
+    refund_payment,
+    run,
+    send_payout,
+    status_of,
+)
 from tests.payments.builders import merchant_available, pay
-from tests.payouts.builders import PAYOUTS, top_up
-from tests.plans.builders import PLANS
+from tests.payouts.builders import top_up
 from tests.support import MerchantKeys, ServerThread, assert_error, make_merchant, momo_body
 
 CONNECTOR = "wave-sn"
@@ -77,10 +88,6 @@ def session_of(fake: WaveFake, reference: str) -> str:
     return session.id
 
 
-async def status_of(client: httpx.AsyncClient, merchant: MerchantKeys, path: str) -> str:
-    return str((await read(client, merchant, path))["status"])
-
-
 async def test_a_payment_is_a_checkout_session_the_customer_approves_on_wave(
     client: httpx.AsyncClient,
     runtime: Runtime,
@@ -130,17 +137,12 @@ async def test_each_wave_country_collects_refunds_and_pays_out(
     await callbacks_received(runtime)
     await run(runtime, worker)
     assert await status_of(client, merchant, f"payments/{reference}") == "succeeded"
-    refund = await client.post(
-        f"/api/v1/payments/{reference}/refund", headers=merchant.headers(True)
-    )
-    assert refund.status_code == 201, refund.text
+    await refund_payment(client, merchant, reference)
     await run(runtime, worker)
     assert await status_of(client, merchant, f"payments/{reference}") == "refunded"
     await top_up(runtime, merchant.id, 5000, livemode=True)
     body = {"amount": 1000, "phone_number": number, "operator": operator}
-    response = await client.post(PAYOUTS, json=body, headers=merchant.headers(livemode=True))
-    assert response.status_code == 201, response.text
-    assert response.json()["data"]["status"] == "succeeded"
+    assert (await send_payout(client, merchant, body))["status"] == "succeeded"
     [sent] = fake.payouts.values()
     assert sent.mobile == f"+{number}"
     assert await merchant_available(runtime, merchant.id, livemode=True) == 4000
@@ -268,16 +270,10 @@ async def test_an_instalment_is_collected_through_wave(
     fake: WaveFake,
     merchant: MerchantKeys,
 ) -> None:
-    headers = merchant.headers(livemode=True)
-    plan = (await client.post(PLANS, json={"target_amount": 3000}, headers=headers)).json()
-    reference = plan["data"]["reference"]
-    response = await client.post(
-        f"{PLANS}/{reference}/payments",
-        json=momo_body(operator="wave_sn", phone_number=NUMBER, amount=3000),
-        headers=headers,
+    reference = await open_plan(client, merchant, 3000)
+    instalment = await pay_instalment(
+        client, merchant, reference, momo_body(operator="wave_sn", phone_number=NUMBER, amount=3000)
     )
-    assert response.status_code == 201, response.text
-    instalment = response.json()["data"]
     fake.pay(session_of(fake, instalment["reference"]))
     await callbacks_received(runtime)
     await run(runtime, worker)
@@ -295,9 +291,7 @@ async def test_a_payout_is_a_wave_payout_under_our_idempotency_key(
 ) -> None:
     await top_up(runtime, merchant.id, 5000, livemode=True)
     body = {"amount": 1000, "phone_number": NUMBER, "operator": "wave_sn", "reason": "Loyer"}
-    response = await client.post(PAYOUTS, json=body, headers=merchant.headers(livemode=True))
-    assert response.status_code == 201, response.text
-    payout = response.json()["data"]
+    payout = await send_payout(client, merchant, body)
     [request] = fake.posts("payout")
     assert request.body == {
         "currency": "XOF",
@@ -325,9 +319,7 @@ async def test_a_payout_accepted_then_unanswered_is_never_sent_twice(
     fake.hold = True
     fake.fault(fault, path="/v1/payout")
     body = {"amount": 1000, "phone_number": NUMBER, "operator": "wave_sn"}
-    response = await client.post(PAYOUTS, json=body, headers=merchant.headers(livemode=True))
-    assert response.status_code == 201, response.text
-    payout = response.json()["data"]
+    payout = await send_payout(client, merchant, body)
     assert payout["status"] == "pending"
     for delay in (30, 120, 600):
         await run(runtime, worker, delay)
@@ -353,16 +345,14 @@ async def test_a_payout_wave_never_received_is_sent_again_under_the_same_key(
     await top_up(runtime, merchant.id, 5000, livemode=True)
     fake.fault("error_500", path="/v1/payout")  # refused before Wave recorded anything
     body = {"amount": 1000, "phone_number": NUMBER, "operator": "wave_sn"}
-    payout = (await client.post(PAYOUTS, json=body, headers=merchant.headers(True))).json()
-    assert payout["data"]["status"] == "pending"
+    payout = await send_payout(client, merchant, body)
+    assert payout["status"] == "pending"
     assert fake.payouts == {}
     await run(runtime, worker, 30)  # not found by its reference: sent again, paid
     keys = [r.headers["idempotency-key"] for r in fake.posts("payout")]
     assert len(keys) == 2 and keys[0] == keys[1]
     assert len(fake.payouts) == 1
-    assert await status_of(client, merchant, f"payouts/{payout['data']['reference']}") == (
-        "succeeded"
-    )
+    assert await status_of(client, merchant, f"payouts/{payout['reference']}") == ("succeeded")
     assert await merchant_available(runtime, merchant.id, livemode=True) == 4000
 
 
@@ -378,10 +368,7 @@ async def test_a_refund_refunds_the_checkout_session(
     fake.pay(session_id)
     await callbacks_received(runtime)
     await run(runtime, worker)
-    response = await client.post(
-        f"/api/v1/payments/{payment['reference']}/refund", headers=merchant.headers(True)
-    )
-    assert response.status_code == 201, response.text
+    await refund_payment(client, merchant, payment["reference"])
     [refund] = fake.posts("refund")
     assert refund.path == f"/v1/checkout/sessions/{session_id}/refund"
     assert fake.sessions[session_id].refunded
@@ -397,18 +384,14 @@ async def test_a_cancelled_plan_is_refunded_by_a_wave_payout(
     fake: WaveFake,
     merchant: MerchantKeys,
 ) -> None:
-    headers = merchant.headers(livemode=True)
-    plan = (await client.post(PLANS, json={"target_amount": 5000}, headers=headers)).json()
-    reference = plan["data"]["reference"]
-    instalment = momo_body(operator="wave_sn", phone_number=NUMBER, amount=2000)
-    response = await client.post(f"{PLANS}/{reference}/payments", json=instalment, headers=headers)
-    assert response.status_code == 201, response.text
-    fake.pay(session_of(fake, response.json()["data"]["reference"]))
+    reference = await open_plan(client, merchant, 5000)
+    instalment = await pay_instalment(
+        client, merchant, reference, momo_body(operator="wave_sn", phone_number=NUMBER, amount=2000)
+    )
+    fake.pay(session_of(fake, instalment["reference"]))
     await callbacks_received(runtime)
     await run(runtime, worker)
-    assert (
-        await client.post(f"{PLANS}/{reference}/cancel", json={}, headers=headers)
-    ).status_code == 200
+    await cancel_plan(client, merchant, reference)
     await run(runtime, worker)  # the refund job sends the payout
     [payout] = fake.posts("payout")
     assert payout.body["receive_amount"] == "2000" and payout.body["mobile"] == f"+{NUMBER}"

@@ -73,19 +73,13 @@ class PawapayConnector(exchange.NetworkConnector):
         provider = self._providers.get(collection.operator.lower())
         if provider is None:
             return _not_carried(collection.operator)
-        body: dict[str, Any] = {
-            "depositId": collection.reference,
-            "payer": _wallet(collection.phone_number, provider),
-            "amount": decimal_text(collection.amount, collection.currency),
-            "currency": collection.currency,
-            "clientReferenceId": collection.reference,
-        }
+        body = _movement(
+            DEPOSITS, collection, collection.phone_number, provider, collection.description
+        )
         if collection.otp and await self._auth_type(provider) == "PREAUTH":
             # A code the customer generated beforehand authorises the deposit (pawaPay
             # refuses the field for providers that prompt for a PIN).
             body["preAuthorisationCode"] = collection.otp
-        if message := customer_message(collection.description):
-            body["customerMessage"] = message
         result = await self._initiate(DEPOSITS, collection.reference, body)
         if result.next_step == "GET_AUTH_URL":
             # The provider approves on its own page (Wave): its address comes with the
@@ -100,15 +94,9 @@ class PawapayConnector(exchange.NetworkConnector):
         provider = self._providers.get(disbursement.operator.lower())
         if provider is None:
             return _not_carried(disbursement.operator)
-        body: dict[str, Any] = {
-            "payoutId": disbursement.reference,
-            "recipient": _wallet(disbursement.phone_number, provider),
-            "amount": decimal_text(disbursement.amount, disbursement.currency),
-            "currency": disbursement.currency,
-            "clientReferenceId": disbursement.reference,
-        }
-        if message := customer_message(disbursement.reason):
-            body["customerMessage"] = message
+        body = _movement(
+            PAYOUTS, disbursement, disbursement.phone_number, provider, disbursement.reason
+        )
         return await self._initiate(PAYOUTS, disbursement.reference, body)
 
     async def disbursement_status(self, disbursement: Disbursement) -> OperatorResult:
@@ -292,11 +280,26 @@ class PawapayConnector(exchange.NetworkConnector):
                 self._keys.update(signatures.public_keys(exchange.parsed(answer.text)))
 
 
-def _wallet(phone_number: str, provider: str) -> dict[str, Any]:
-    return {
-        "type": "MMO",
-        "accountDetails": {"phoneNumber": msisdn(phone_number), "provider": provider},
+def _movement(
+    kind: str,
+    request: Collection | Disbursement,
+    phone_number: str,
+    provider: str,
+    message: str | None,
+) -> dict[str, Any]:
+    """A deposit's or a payout's body: the id, the wallet (the payer's or the recipient's),
+    the amount, and the customer's message when there is one to show."""
+    wallet = {"phoneNumber": msisdn(phone_number), "provider": provider}
+    body: dict[str, Any] = {
+        ID_FIELDS[kind]: request.reference,
+        "payer" if kind == DEPOSITS else "recipient": {"type": "MMO", "accountDetails": wallet},
+        "amount": decimal_text(request.amount, request.currency),
+        "currency": request.currency,
+        "clientReferenceId": request.reference,
     }
+    if shown := customer_message(message):
+        body["customerMessage"] = shown
+    return body
 
 
 def _not_carried(operator: str) -> OperatorResult:
