@@ -22,7 +22,7 @@ from cauri.models.connectors import ConnectorAccount, OperatorRoute
 from cauri.models.operations import OperatorExchange, OperatorOperation
 from cauri.models.plans import PlanRefund
 from cauri.operators import catalogue
-from cauri.operators.protocol import CheckReport
+from cauri.operators.protocol import CheckReport, PredictsOperators
 
 # Lower-case letters, digits, `-` and `_`: the name is part of the account's callback URL.
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
@@ -135,6 +135,18 @@ class Connectors:
         account.check_ok = report.ok
         account.check_detail = report.detail
         account.check_facts = dict(report.facts or {})
+
+    async def predictor(
+        self, session: AsyncSession, registry: OperatorRegistry
+    ) -> PredictsOperators | None:
+        """The first connector account (by name) whose operator network can tell whose a
+        number is (pawaPay)."""
+        names = await session.scalars(select(ConnectorAccount.name).order_by(ConnectorAccount.name))
+        for name in names.all():
+            routed = await registry.by_name(session, name)
+            if routed is not None and isinstance(routed.adapter, PredictsOperators):
+                return routed.adapter
+        return None
 
     async def check(
         self, session: AsyncSession, registry: OperatorRegistry, name: str

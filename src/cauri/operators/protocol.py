@@ -170,3 +170,13 @@ class ResendsNotifications(Protocol):
     async def resend_notification(
         self, action: str, request: Collection | Disbursement
     ) -> Resent: ...
+
+
+@runtime_checkable
+class PredictsOperators(Protocol):
+    """An operator network that can tell whose number it is (pawaPay's predict-provider)."""
+
+    async def predict_operator(self, phone_number: str) -> str | None:
+        """The catalogue's operator code for the number (digits with the country code);
+        None when it cannot say."""
+        ...

@@ -167,6 +167,20 @@ class PawapayConnector(exchange.NetworkConnector):
             answer.exchange,
         )
 
+    async def predict_operator(self, phone_number: str) -> str | None:
+        """pawaPay's predict-provider, as a catalogue operator code this account carries."""
+        answer = await exchange.send(
+            self.client,
+            "predict_provider",
+            "POST",
+            f"{self._base}/v2/predict-provider",
+            headers=self._headers,
+            json_body={"phoneNumber": msisdn(phone_number)},
+        )
+        body = exchange.parsed(answer.text)
+        provider = body.get("provider") if answer.status == 200 and isinstance(body, dict) else None
+        return next((op for op, code in self._providers.items() if code == provider), None)
+
     async def check(self) -> CheckReport:
         """Reads the account's active configuration: which providers it has, their limits
         and how each authorises a payment, and whether callbacks are signed."""
