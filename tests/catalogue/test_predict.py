@@ -145,3 +145,9 @@ async def test_the_prediction_is_in_the_openapi_document(client: httpx.AsyncClie
     schema = (await client.get("/api/v1/openapi.json")).json()
     operation = schema["paths"]["/api/v1/payment-modes/predict"]["get"]
     assert [p["name"] for p in operation["parameters"]] == ["phone_number"]
+    shown = schema["components"]["schemas"]["PredictionOut"]["properties"]
+    assert {"operator", "confidence", "source", "note", "wallets"} <= set(shown)
+    modes = schema["components"]["schemas"]["PaymentModeOut"]["properties"]
+    assert "availability" in modes
+    states = schema["components"]["schemas"]["Availability"]["properties"]["payout"]
+    assert states["enum"] == ["operational", "degraded", "closed"]

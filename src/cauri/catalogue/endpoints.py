@@ -3,14 +3,19 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.calls import availability
+from cauri.calls.availability import Route, State
 from cauri.catalogue.prediction import PORTABILITY_NOTE, Confidence, Source, predict
+from cauri.catalogue.schemas import PaymentModes, Prediction
 from cauri.connectors.service import connectors
 from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.merchants.auth import CallerDep
 from cauri.merchants.contract import open_modes
 from cauri.operators import catalogue
-from cauri.operators.catalogue import COUNTRY_NAMES, ModeType, filtered
+from cauri.operators.catalogue import COUNTRY_NAMES, ModeType, PaymentMode, filtered
+from cauri.runtime import Runtime
 
 router = APIRouter(route_class=UnitOfWorkRoute, tags=["payment modes"])
 
@@ -18,7 +23,7 @@ router = APIRouter(route_class=UnitOfWorkRoute, tags=["payment modes"])
 CountryCode = Annotated[str, Query(pattern="(?i)^(" + "|".join(COUNTRY_NAMES) + ")$")]
 
 
-@router.get("/payment-modes")
+@router.get("/payment-modes", response_model=PaymentModes)
 async def list_payment_modes(
     caller: CallerDep,
     session: SessionDep,
@@ -35,6 +40,7 @@ async def list_payment_modes(
         filtered(type, country.upper() if country else None),
         runtime.operators,
     )
+    up = await _availability(session, runtime, [mode for mode, _ in modes], caller.livemode)
     return ok(
         [
             {
@@ -46,13 +52,44 @@ async def list_payment_modes(
                 "country_code": mode.country_code,
                 "requires_otp": mode.requires_otp,
                 "fees": {"percent": float(terms.percent), "fixed": terms.fixed_major("XOF")},
+                "availability": up[mode.operator.lower()],
             }
             for mode, terms in modes
         ]
     )
 
 
-@router.get("/payment-modes/predict")
+# What a mode's availability speaks of: its payments, and its payouts.
+_AVAILABILITY_ACTIONS = {"collection": "collect", "payout": "disburse"}
+
+
+async def _availability(
+    session: AsyncSession, runtime: Runtime, modes: list[PaymentMode], livemode: bool
+) -> dict[str, dict[str, str]]:
+    """Each mode's `availability`: test mode is always up (the simulator); live, each
+    operation's route as Cauri sees it and as its connector reports it; no route: closed."""
+    operators = [mode.operator.lower() for mode in modes]
+    if not livemode:
+        up = State.OPERATIONAL.value
+        return {op: dict.fromkeys(_AVAILABILITY_ACTIONS, up) for op in operators}
+    routed = {row.operator: row.connectors for row in await connectors.routes(session)}
+    routes = {
+        (op, shown): Route(connector, op, action)
+        for op in operators
+        for shown, action in _AVAILABILITY_ACTIONS.items()
+        if (connector := routed.get(op, {}).get(action)) is not None
+    }
+    found = await availability.states(session, runtime, routes.values(), ask=True)
+    return {
+        op: {
+            shown: found[routes[(op, shown)]].value if (op, shown) in routes else "closed"
+            for shown in _AVAILABILITY_ACTIONS
+        }
+        for op in operators
+    }
+
+
+@router.get("/payment-modes/predict", response_model=Prediction)
 async def predict_payment_mode(
     caller: CallerDep,
     session: SessionDep,

@@ -24,8 +24,9 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.calls import requests
+from cauri.calls import availability, requests
 from cauri.calls import service as calls
+from cauri.calls.availability import Route, State
 from cauri.calls.requests import Action
 from cauri.connectors.registry import Routed
 from cauri.disbursements.jobs import RowJob
@@ -96,6 +97,9 @@ class Flow(Generic[Row]):
     failure: type[CauriError]  # the 402 when it cannot be sent: payout_failed, refund_failed
     unavailable: str  # its message when no adapter can send it
     refused: str | None  # its message when the operator refuses at once (None: the default)
+    # A merchant's request on a closed route is refused at once (payouts, refunds); a plan's
+    # refund, owed whatever happens, is sent and waits for the route instead.
+    refused_when_closed: bool = True
 
     @property
     def kind(self) -> str:
@@ -132,9 +136,17 @@ class Flow(Generic[Row]):
         a refusal is raised once the row is failed and re-credited."""
         routed = await runtime.operators.route(session, row.operator, self.action, row.livemode)
         if routed is not None and not routed.adapter.decides_offline:
-            await self.debit(session, row, runtime.clock.now())
-            await self.send(session, runtime, routed, row)
-            return None
+            route = Route(routed.connector, row.operator, self.action.value)
+            if (
+                self.refused_when_closed
+                and await availability.state(session, runtime, route) is State.CLOSED
+            ):
+                # Down: refused at once, as with no route (the balance is checked first).
+                routed = None
+            else:
+                await self.debit(session, row, runtime.clock.now())
+                await self.send(session, runtime, routed, row)
+                return None
         result = await self._debit_and_ask(session, runtime, routed, row)
         if result is None:
             await finish(Outcome.FAILED, "operator_unavailable")

@@ -58,7 +58,11 @@ class OperatorExchange(Base):
     (action `callback`), including those about no request of ours (operation_id null)."""
 
     __tablename__ = "operator_exchanges"
-    __table_args__ = (Index("ix_operator_exchanges_operation", "operation_id", "id"),)
+    __table_args__ = (
+        Index("ix_operator_exchanges_operation", "operation_id", "id"),
+        # The recent exchanges of a connector: its routes' availability (cauri.calls).
+        Index("ix_operator_exchanges_connector_created", "connector", "created_at"),
+    )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
     operation_id: Mapped[uuid.UUID | None] = mapped_column(

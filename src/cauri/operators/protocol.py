@@ -180,3 +180,15 @@ class PredictsOperators(Protocol):
         """The catalogue's operator code for the number (digits with the country code);
         None when it cannot say."""
         ...
+
+
+@runtime_checkable
+class ReportsAvailability(Protocol):
+    """An operator network that says which of its routes are up (pawaPay's availability)."""
+
+    async def availability(self, *, ask: bool) -> Mapping[tuple[str, str], str]:
+        """(catalogue operator code, collect | disburse | refund) → `operational`,
+        `degraded` or `closed`, for what it reports on; {} when it cannot say. `ask`: the
+        operator may be asked now if what it last said is stale; otherwise (a payment on
+        its way) only what it last said is given."""
+        ...

@@ -11,7 +11,9 @@ from typing import Any
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.calls import availability
 from cauri.calls import service as calls
+from cauri.calls.availability import Route, State
 from cauri.calls.requests import Action
 from cauri.events import service as events
 from cauri.kit.errors import Conflict, NotFound, PaymentFailed, ServerError
@@ -239,6 +241,11 @@ class PaymentService:
                 session, payment.operator, Action.COLLECT, payment.livemode
             )
             assert routed is not None  # payment_terms refused modes without a route
+            route = Route(routed.connector, payment.operator, Action.COLLECT.value)
+            if await availability.state(session, runtime, route) is State.CLOSED:
+                # Refused at once rather than left waiting on an operator that is down.
+                await self.settle(session, runtime, payment, Outcome.FAILED, "operator_unavailable")
+                raise PaymentFailed()
             collection = _collection(
                 payment, otp, calls.callback_url(runtime, routed.connector, str(payment.id))
             )

@@ -86,6 +86,7 @@ _FLOW = lifecycle.Flow(
     failure=RefundFailed,
     unavailable="Le service de transfert de cet opérateur est indisponible ; rien n'a été débité.",
     refused=None,
+    refused_when_closed=False,
 )
 
 

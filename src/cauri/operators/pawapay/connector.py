@@ -42,6 +42,10 @@ ID_FIELDS = {DEPOSITS: "depositId", PAYOUTS: "payoutId", REFUNDS: "refundId"}
 # Seconds between the status queries that fetch a redirect provider's authorisation URL.
 AUTH_URL_WAITS = (0.5, 1.0, 1.5)
 CONFIGURATION_LIFETIME = 3600.0
+AVAILABILITY_LIFETIME = 60.0
+# pawaPay's operation types and statuses, as Cauri's actions and states.
+OPERATION_ACTIONS = {"DEPOSIT": "collect", "PAYOUT": "disburse", "REFUND": "refund"}
+STATES = {"OPERATIONAL": "operational", "DELAYED": "degraded", "CLOSED": "closed"}
 
 
 def customer_message(text: str | None) -> str | None:
@@ -64,6 +68,8 @@ class PawapayConnector(exchange.NetworkConnector):
         self._keys: dict[str, str] = {}
         self._auth_types: dict[str, str] = {}
         self._conf_read_at = -CONFIGURATION_LIFETIME
+        self._availability: Mapping[tuple[str, str], str] = {}
+        self._availability_read_at = -AVAILABILITY_LIFETIME
         self._keys_lock = asyncio.Lock()
 
     # The operations of the adapter protocol.
@@ -180,6 +186,24 @@ class PawapayConnector(exchange.NetworkConnector):
         body = exchange.parsed(answer.text)
         provider = body.get("provider") if answer.status == 200 and isinstance(body, dict) else None
         return next((op for op, code in self._providers.items() if code == provider), None)
+
+    async def availability(self, *, ask: bool) -> Mapping[tuple[str, str], str]:
+        """pawaPay's availability of each provider this account maps, read at most once a
+        minute: OPERATIONAL, DELAYED (degraded) or CLOSED per operation type."""
+        stale = time.monotonic() - self._availability_read_at > AVAILABILITY_LIFETIME
+        if ask and stale:
+            answer = await exchange.send(
+                self.client,
+                "availability",
+                "GET",
+                f"{self._base}/v2/availability",
+                headers=self._headers,
+            )
+            body = exchange.parsed(answer.text)
+            if answer.status == 200 and isinstance(body, list):
+                self._availability = availability(body, self._providers)
+            self._availability_read_at = time.monotonic()
+        return self._availability
 
     async def check(self) -> CheckReport:
         """Reads the account's active configuration: which providers it has, their limits
@@ -319,6 +343,26 @@ def _movement(
 def _not_carried(operator: str) -> OperatorResult:
     """Nothing was sent: this account has no pawaPay provider for the operator."""
     return OperatorResult(Outcome.FAILED, reason=f"operator_not_carried:{operator}")
+
+
+def availability(body: list[Any], table: Mapping[str, str]) -> dict[tuple[str, str], str]:
+    """`GET /v2/availability` (per country, per provider, each operation type's status) as
+    (operator, action) → state, for the operators the account maps."""
+    by_provider: dict[str, list[str]] = {}
+    for operator, provider in table.items():
+        by_provider.setdefault(provider, []).append(operator)
+    found: dict[tuple[str, str], str] = {}
+    for country in body:
+        for provider in country.get("providers") or [] if isinstance(country, dict) else []:
+            operations = provider.get("operationTypes") if isinstance(provider, dict) else None
+            if not isinstance(operations, dict):
+                continue
+            for operator in by_provider.get(str(provider.get("provider")), []):
+                for operation, status in operations.items():
+                    action, state = OPERATION_ACTIONS.get(operation), STATES.get(str(status))
+                    if action and state:
+                        found[(operator, action)] = state
+    return found
 
 
 def auth_types(body: Mapping[str, Any]) -> dict[str, str]:
