@@ -20,6 +20,7 @@ the caller's transaction and leaves no operation behind.
 
 from __future__ import annotations
 
+import hmac
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -27,7 +28,7 @@ from datetime import datetime
 from urllib.parse import urlsplit
 
 import structlog
-from sqlalchemy import select, text, update
+from sqlalchemy import func, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -39,6 +40,7 @@ from cauri.kit.errors import Conflict, NotFound, Unauthorized
 from cauri.kit.ids import parse_uuid
 from cauri.models import OperatorExchange, OperatorOperation
 from cauri.operators.protocol import (
+    NOTIFICATION_TOKEN,
     Exchange,
     Notice,
     OperatorResult,
@@ -222,6 +224,17 @@ async def _settle(
                 update(OperatorOperation)
                 .where(OperatorOperation.id == operation_id)
                 .values(operator_reference=result.operator_reference, updated_at=now)
+            )
+        if result.operator_data:
+            # Kept with the request: status queries and re-sends hand it back to the adapter.
+            await session.execute(
+                update(OperatorOperation)
+                .where(OperatorOperation.id == operation_id)
+                .values(
+                    request=OperatorOperation.request.op("||")(
+                        func.jsonb_build_object("operator_data", dict(result.operator_data))
+                    )
+                )
             )
         if result.redirect_url is not None:
             # Not final, but the customer needs the operator's page now: its subject (a
@@ -409,6 +422,11 @@ async def receive_callback(
         raise UnreadableCallback("Notification d'opérateur non authentifiée ou illisible.")
     if update_ is not None and update_.verified and update_.reference is None:
         return  # authentic, about nothing Cauri asked: acknowledged
+    if update_ is not None and update_.token is not None:
+        given = (operation.request.get("operator_data") or {}) if operation else {}
+        expected = given.get(NOTIFICATION_TOKEN)
+        if expected is None or not hmac.compare_digest(update_.token, str(expected)):
+            raise UnreadableCallback("Notification d'opérateur non authentifiée ou illisible.")
     if operation is None:
         raise UnknownCallback("Aucune opération de cet opérateur sous cette référence.")
     if operation.status != "pending":

@@ -32,13 +32,20 @@ async def send(
     *,
     headers: dict[str, str],
     json_body: dict[str, Any] | None = None,
+    form: dict[str, str] | None = None,
     secret_answer: bool = False,
+    hidden: frozenset[str] = frozenset(),
 ) -> Answer:
     """Never raises for what the network does. The record keeps the URL, the JSON body sent
     (it holds no secret: credentials travel in headers, which are not recorded) and the
-    answer, unless it is a secret itself (`secret_answer`: a token)."""
-    request = client.build_request(method, url, headers=headers, json=json_body)
-    sent = request.content.decode("utf-8", "replace") if json_body is not None else None
+    answer, unless it is a secret itself (`secret_answer`: a token). A credential an
+    operator wants in the body (Orange's merchant_key) is named in `hidden`: recorded masked."""
+    # A form (an OAuth token request) carries credentials: it is never recorded.
+    request = client.build_request(method, url, headers=headers, json=json_body, data=form)
+    sent = None
+    if json_body is not None:
+        shown = {k: ("***" if k in hidden else v) for k, v in json_body.items()}
+        sent = json.dumps(shown, ensure_ascii=False) if hidden else request.content.decode()
     started = time.monotonic()
     status: int | None = None
     text: str | None = None

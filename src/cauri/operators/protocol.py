@@ -55,6 +55,9 @@ class OperatorResult:
     # Where the customer approves the request, when the operator needs them on a page (Wave's
     # checkout launch URL, a provider's authorisation page): the payment's `payment_url`.
     redirect_url: str | None = None
+    # What the operator gave for this request that later calls need (Orange's pay_token, and
+    # the token its notifications carry): kept with the request, handed back with it.
+    operator_data: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,8 @@ class Collection:
     # Where the customer goes back to after approving on the operator's page (the payment's
     # `return_url`).
     return_url: str | None = None
+    # What the operator gave when the request was accepted (OperatorResult.operator_data).
+    operator_data: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,7 @@ class Disbursement:
     # For a refund of one payment: the reference its collection was sent to the operator
     # under (an operator with a refund operation refunds that transaction).
     refund_of: str | None = None
+    operator_data: Mapping[str, str] | None = None  # as for a Collection
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,14 @@ class CallbackUpdate:
     # False for an operator that does not sign its notifications (MTN): the notice is only a
     # hint that a status query must follow; its result is never applied.
     verified: bool = True
+    # The token the notification carries, when the operator gave one for the request at its
+    # creation (Orange's notif_token): it must be the one recorded (`NOTIFICATION_TOKEN` in
+    # the request's operator_data), else the notice is refused.
+    token: str | None = None
+
+
+# The key of operator_data under which a request's notification token is kept.
+NOTIFICATION_TOKEN = "notification_token"  # noqa: S105 (a key's name, not a secret)
 
 
 @dataclass(frozen=True)
