@@ -1042,14 +1042,20 @@ class CinetPayFake:
 
     # The hosted page.
 
-    def _page(self, payment: Payment, notice: str = "") -> str:
-        if payment.final or payment.touched:
-            return self._result_page(payment)
+    @staticmethod
+    def _methods(payment: Payment) -> list[str]:
+        """The `payment_method` codes the page offers, per `channels` and currency."""
         methods: list[str] = []
         if payment.channels in ("ALL", "MOBILE_MONEY"):
             methods += MOBILE_METHODS.get(payment.currency, DEFAULT_MOBILE)
         if payment.card_option:
             methods += CARD_METHODS.get(payment.currency, ("VISAM",))
+        return methods
+
+    def _page(self, payment: Payment, notice: str = "") -> str:
+        if payment.final or payment.touched:
+            return self._result_page(payment)
+        methods = self._methods(payment)
         options = "".join(
             f'<option value="{html.escape(m)}">{html.escape(m)}</option>' for m in methods
         )
@@ -1133,8 +1139,7 @@ class CinetPayFake:
         else:
             method = form.get("payment_method") or "OM"
             phone, prefix = form.get("phone_number"), form.get("phone_prefix")
-            allowed = self._page(payment)
-            if f'value="{method}"' not in allowed:
+            if method not in self._methods(payment):
                 return 200, self._page(payment, f"Moyen de paiement indisponible : {method}")
             if method not in CARD_CODES and not _PHONE.match(_digits(phone)):
                 return 200, self._page(payment, "Numéro de téléphone invalide")

@@ -104,7 +104,9 @@ class Receiver:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
 
     def posts(self, path: str = "/notify") -> list[tuple[dict[str, str], dict[str, str]]]:
         return [(h, f) for m, p, h, f in self.calls if m == "POST" and p.startswith(path)]

@@ -32,6 +32,7 @@ async def connect(
     secrets: Mapping[str, str],
     operators: Iterable[str],
     environment: str = "sandbox",
+    actions: Iterable[str] = ALL_ACTIONS,
 ) -> None:
     """`cauri connectors add` and `cauri routes set` for each operator, in process."""
     async with unit_of_work(runtime.sessionmaker) as session:
@@ -48,7 +49,7 @@ async def connect(
         )
         for operator in operators:
             await connectors.set_routes(
-                session, operator, dict.fromkeys(ALL_ACTIONS, name), runtime.clock.now()
+                session, operator, dict.fromkeys(actions, name), runtime.clock.now()
             )
 
 

@@ -28,8 +28,8 @@ from datetime import datetime
 from urllib.parse import urlsplit
 
 import structlog
-from sqlalchemy import func, select, text, update
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import literal, select, text, update
+from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.calls import jobs, requests, schedule
@@ -232,7 +232,7 @@ async def _settle(
                 .where(OperatorOperation.id == operation_id)
                 .values(
                     request=OperatorOperation.request.op("||")(
-                        func.jsonb_build_object("operator_data", dict(result.operator_data))
+                        literal({"operator_data": dict(result.operator_data)}, JSONB)
                     )
                 )
             )
