@@ -418,7 +418,9 @@ async def receive_callback(
             ),
         ),
     )
-    if update_ is None and reference is None:
+    if update_ is None:
+        # Not authentic (a signature or token that does not verify) or not readable: not
+        # even a hint.
         raise UnreadableCallback("Notification d'opérateur non authentifiée ou illisible.")
     if update_ is not None and update_.verified and update_.reference is None:
         return  # authentic, about nothing Cauri asked: acknowledged

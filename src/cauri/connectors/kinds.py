@@ -10,11 +10,12 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from cauri.connectors.errors import ConnectorError
-from cauri.operators import mtn_momo, orange_money, pawapay, wave
+from cauri.operators import cinetpay, mtn_momo, orange_money, pawapay, wave
 from cauri.operators.config import ENVIRONMENTS, ConnectorKind
 
 KINDS: dict[str, ConnectorKind] = {
-    kind.name: kind for kind in (mtn_momo.KIND, pawapay.KIND, wave.KIND, orange_money.KIND)
+    kind.name: kind
+    for kind in (mtn_momo.KIND, pawapay.KIND, wave.KIND, orange_money.KIND, cinetpay.KIND)
 }
 
 ACTIONS = ("collect", "disburse", "refund")

@@ -79,6 +79,8 @@ class Collection:
     return_url: str | None = None
     # What the operator gave when the request was accepted (OperatorResult.operator_data).
     operator_data: Mapping[str, str] | None = None
+    # The card holder (`firstname`, `lastname`, `email`) for an operator's card form.
+    customer: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,9 @@ class CallbackUpdate:
     token: str | None = None
 
 
+# The key of operator_data under which the operator's page for a card payment is kept (Cauri's
+# own card page sends the customer there).
+OPERATOR_PAGE = "page_url"
 # The key of operator_data under which a request's notification token is kept.
 NOTIFICATION_TOKEN = "notification_token"  # noqa: S105 (a key's name, not a secret)
 

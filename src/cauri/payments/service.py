@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -22,8 +23,8 @@ from cauri.kit.pagination import Page, paginate
 from cauri.ledger import movements
 from cauri.merchants.auth import Caller
 from cauri.merchants.contract import payment_terms
-from cauri.models import Payment, lookups
-from cauri.operators.protocol import Collection, OperatorResult, Outcome
+from cauri.models import OperatorOperation, Payment, lookups
+from cauri.operators.protocol import OPERATOR_PAGE, Collection, OperatorResult, Outcome
 from cauri.payments import jobs, rules
 from cauri.payments.schemas import PaymentCreate, PaymentFields, payment_object
 from cauri.runtime import Runtime
@@ -45,7 +46,12 @@ def _collection(
         otp=otp,
         description=payment.description,
         callback_url=callback_url,
-        return_url=payment.return_url,
+        # A card payment comes back through Cauri's page, which sends the customer on to the
+        # merchant's return_url with the payment's reference and status.
+        return_url=f"{payment.payment_url}/return"
+        if payment.phone_number is None and payment.payment_url
+        else payment.return_url,
+        customer=payment.customer or None,
     )
 
 
@@ -405,6 +411,19 @@ class PaymentService:
             session, runtime, payment, await adapter.collection_status(_collection(payment))
         )
 
+    async def operator_page(self, session: AsyncSession, payment: Payment) -> str | None:
+        """Where the operator that collects a live card payment takes the card (CinetPay's
+        page), as it said when the payment was sent; None until it said."""
+        stored = await session.scalar(
+            select(OperatorOperation.request).where(
+                OperatorOperation.subject == "payment",
+                OperatorOperation.subject_ref == str(payment.id),
+                OperatorOperation.action == Action.COLLECT.value,
+            )
+        )
+        page = ((stored or {}).get("operator_data") or {}).get(OPERATOR_PAGE)
+        return page if isinstance(page, str) else None
+
     async def expire_card(
         self, session: AsyncSession, runtime: Runtime, payment_id: uuid.UUID
     ) -> None:
@@ -419,6 +438,10 @@ class PaymentService:
             if result.outcome is not Outcome.PENDING:
                 await self.apply(session, runtime, payment, result)
                 return
+        elif payment.livemode:
+            # Sent through an operator's network: the customer may still pay on its page;
+            # only the operator's answer (the call protocol's status queries) may fail it.
+            return
         await self.settle(session, runtime, payment, Outcome.FAILED, CARD_EXPIRED_REASON)
 
     async def force_outcome(

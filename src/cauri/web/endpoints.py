@@ -97,11 +97,48 @@ async def _fail_closed_instalment(
     return True
 
 
+LIVE_NOT_READY = (
+    "Le paiement par carte n'est pas encore prêt chez notre prestataire. Réessayez dans un instant."
+)
+
+
+async def _live_page(request: Request, session: AsyncSession, payment: Payment) -> Response:
+    """A live card payment is paid on its operator's page (CinetPay): the customer is sent
+    there while the payment waits, and back to the merchant once it is decided."""
+    if payment.status != Outcome.PENDING:
+        return _back_to_merchant(request, payment)
+    page_url = await payments.operator_page(session, payment)
+    if page_url is None:
+        context = {"title": "Paiement indisponible", "message": LIVE_NOT_READY}
+        return page(request, "error.html", context, status_code=503)
+    return RedirectResponse(page_url, status_code=303)
+
+
+def _back_to_merchant(request: Request, payment: Payment) -> Response:
+    """The merchant's return_url with the payment's reference and status; without one, a
+    page that says where the payment stands."""
+    target = return_target(payment)
+    if target is not None:
+        return RedirectResponse(target, status_code=303)
+    title = f"Paiement {STATUS_FR.get(payment.status, payment.status)}"
+    return page(request, "error.html", {"title": title, "message": title + "."})
+
+
+@router.api_route("/pay/{reference}/return", methods=["GET", "POST"])
+async def back_from_operator(request: Request, reference: str, session: SessionDep) -> Response:
+    """Where the operator's page sends the customer back (CinetPay POSTs its transaction_id
+    and token; nothing it sends is trusted): on to the merchant, with the payment as it
+    stands (the operator's notification and status check decide it)."""
+    return _back_to_merchant(request, await _card_payment(session, reference))
+
+
 @router.get("/pay/{reference}", response_class=HTMLResponse)
 async def payment_page(
     request: Request, reference: str, session: SessionDep, runtime: RuntimeDep
 ) -> Response:
     payment = await _card_payment(session, reference)
+    if payment.livemode:
+        return await _live_page(request, session, payment)
     if await _closed_instalment(session, runtime, payment):
         return _plan_closed(request)
     merchant = await session.get(Merchant, payment.merchant_id)

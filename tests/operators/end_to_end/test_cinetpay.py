@@ -1,0 +1,234 @@
+"""Live card and Mobile Money payments through CinetPay, end to end over real HTTP: the API
+with a live key, the worker, CinetPay's contract fake (its hosted page, x-token notifications,
+the status check), Cauri's card page handing the customer over, and a live card payment
+driven in headless Chromium from Cauri's page through CinetPay's page and back (issue 11)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from playwright.async_api import Page, expect
+
+from cauri.connectors.service import connectors
+from cauri.runtime import Runtime
+from cauri.worker.runner import Worker
+from tests.fakes.cinetpay import CinetPayFake
+from tests.operators.live import callbacks_received, connect, event_types, run, status_of
+from tests.payments.builders import merchant_available, pay
+from tests.support import (
+    MerchantKeys,
+    ServerThread,
+    assert_error,
+    card_body,
+    make_merchant,
+    momo_body,
+)
+from tests.web.conftest import browser, page  # noqa: F401 (the browser's fixtures)
+
+CONNECTOR = "cinetpay"
+APIKEY, SITE_ID, SECRET_KEY, PASSWORD = "cp-apikey", "445160", "cp-secret-key", "cp-password"
+CARD_HOLDER = {
+    "card_phone_number": "2250700000000",
+    "card_address": "Boulevard Latrille",
+    "card_city": "Abidjan",
+    "card_country": "CI",
+    "card_state": "Abidjan",
+    "card_zip_code": "00225",
+}
+NUMBER = "2250712345678"
+
+
+@pytest.fixture
+def fake() -> Iterator[CinetPayFake]:
+    with CinetPayFake(
+        apikey=APIKEY, site_id=SITE_ID, secret_key=SECRET_KEY, transfer_password=PASSWORD
+    ) as fake:
+        yield fake
+
+
+@pytest.fixture
+async def merchant(runtime: Runtime, fake: CinetPayFake) -> MerchantKeys:
+    await connect(
+        runtime,
+        name=CONNECTOR,
+        kind="cinetpay",
+        base_url=fake.checkout_base_url,
+        settings={"site_id": SITE_ID, "return_url": "https://shop.example/merci", **CARD_HOLDER},
+        secrets={"apikey": APIKEY, "secret_key": SECRET_KEY},
+        operators=["VISA", "MASTERCARD", "orange_ci", "moov_tg"],
+        actions=("collect",),
+    )
+    return await make_merchant(runtime)
+
+
+async def live_card(client: httpx.AsyncClient, merchant: MerchantKeys, **body: Any) -> Any:
+    response = await pay(client, merchant.headers(livemode=True), card_body(**body))
+    assert response.status_code == 201, response.text
+    return response.json()["data"]
+
+
+@pytest.mark.browser
+async def test_a_live_card_payment_is_paid_on_cinetpays_page_from_cauris(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: CinetPayFake,
+    merchant: MerchantKeys,
+    callbacks: ServerThread,
+    page: Page,  # noqa: F811
+) -> None:
+    card = card_body()
+    del card["return_url"]
+    response = await client.post(
+        "/api/v1/payments", json=card, headers=merchant.headers(livemode=True)
+    )
+    assert response.status_code == 201, response.text
+    payment = response.json()["data"]
+    reference = payment["reference"]
+    # The merchant's customer goes to Cauri's page, as for every card payment.
+    assert payment["payment_url"] == f"{callbacks.base_url}/pay/{reference}"
+    [request] = fake.posts("payment")
+    assert request.body["channels"] == "CREDIT_CARD"
+    assert request.body["transaction_id"] == reference
+    assert request.body["amount"] == 5000
+    assert request.body["customer_surname"] == "Awa"
+    assert request.body["customer_name"] == "Diallo"
+    assert request.body["customer_city"] == "Abidjan"
+    assert request.body["return_url"] == f"{callbacks.base_url}/pay/{reference}/return"
+    assert request.body["notify_url"] == (
+        f"{callbacks.base_url}/api/v1/operator-callbacks/{CONNECTOR}/{reference}"
+    )
+    # Cauri's page hands the customer to CinetPay's, who pays by card there.
+    await page.goto(payment["payment_url"])
+    assert page.url == fake.payment_url(reference)
+    await page.select_option("#payment_method", "VISAM")
+    await page.click("#pay")
+    # Back through Cauri's return path: the payment as it stands.
+    await page.wait_for_url(f"{callbacks.base_url}/pay/{reference}/return")
+    await expect(page.get_by_role("heading", level=1)).to_contain_text("Paiement")
+    # CinetPay's notification (x-token) prompts the status check, which decides.
+    await callbacks_received(runtime)
+    await run(runtime, worker)
+    assert await status_of(client, merchant, f"payments/{reference}") == "succeeded"
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 5000
+    assert await event_types(runtime, reference) == ["payment.succeeded"]
+    await page.goto(payment["payment_url"])
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Paiement réussi")
+
+
+async def test_a_mobile_money_payment_goes_to_cinetpays_page(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: CinetPayFake,
+    merchant: MerchantKeys,
+) -> None:
+    response = await pay(
+        client,
+        merchant.headers(livemode=True),
+        momo_body(operator="orange_ci", phone_number=NUMBER),
+    )
+    assert response.status_code == 201, response.text
+    payment = response.json()["data"]
+    reference = payment["reference"]
+    assert payment["payment_url"] == fake.payment_url(reference)
+    [request] = fake.posts("payment")
+    assert request.body["channels"] == "MOBILE_MONEY"
+    assert request.body["return_url"] == "https://shop.example/merci"
+    fake.pay(reference, method="OM")
+    await callbacks_received(runtime)
+    await run(runtime, worker)
+    assert await status_of(client, merchant, f"payments/{reference}") == "succeeded"
+
+
+@pytest.mark.parametrize("forgery", ["wrong_secret", "unsigned", "tampered"])
+async def test_a_forged_notification_changes_nothing(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: CinetPayFake,
+    merchant: MerchantKeys,
+    callbacks: ServerThread,
+    forgery: str,
+) -> None:
+    fake.notify_mode = "drop"
+    payment = await live_card(client, merchant)
+    reference = payment["reference"]
+    fields = fake.notification_fields(fake.payments[reference])
+    url = f"{callbacks.base_url}/api/v1/operator-callbacks/{CONNECTOR}/{reference}"
+    if forgery == "tampered":
+        from tests.fakes.cinetpay import x_token
+
+        token = x_token(fields, SECRET_KEY)
+        fields = fields | {"cpm_amount": "1"}
+        async with httpx.AsyncClient() as forger:
+            answer = (await forger.post(url, data=fields, headers={"x-token": token})).status_code
+    else:
+        answer = fake.send_forged_notification(url, fields, signed=forgery != "unsigned")
+    assert answer == 401
+    await run(runtime, worker)
+    assert await status_of(client, merchant, f"payments/{reference}") == "pending"
+    assert fake.posts("check") == []  # not even a hint
+
+
+async def test_a_refused_card_fails_and_a_lost_notification_is_caught(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: CinetPayFake,
+    merchant: MerchantKeys,
+) -> None:
+    fake.notify_mode = "drop"
+    refused = await live_card(client, merchant)
+    paid = await live_card(client, merchant, amount=2500)
+    fake.refuse(refused["reference"], code="600")
+    fake.pay(paid["reference"], method="VISAM")
+    await run(runtime, worker, 30)
+    assert await status_of(client, merchant, f"payments/{refused['reference']}") == "failed"
+    assert await status_of(client, merchant, f"payments/{paid['reference']}") == "succeeded"
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 2500
+
+
+async def test_a_card_payment_waiting_past_the_card_ttl_is_not_failed_by_guess(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: CinetPayFake,
+    merchant: MerchantKeys,
+) -> None:
+    """Live, only CinetPay's answer may fail a card payment: the customer may still be on its
+    page when Cauri's card TTL runs out."""
+    fake.notify_mode = "drop"
+    payment = await live_card(client, merchant)
+    await run(runtime, worker, runtime.settings.card_payment_ttl + 1)
+    assert await status_of(client, merchant, f"payments/{payment['reference']}") == "pending"
+    fake.pay(payment["reference"], method="VISAM")
+    await run(runtime, worker, 3600)
+    assert await status_of(client, merchant, f"payments/{payment['reference']}") == "succeeded"
+
+
+async def test_amounts_cinetpay_refuses_and_refused_credentials_send_nothing_twice(
+    client: httpx.AsyncClient, fake: CinetPayFake, merchant: MerchantKeys
+) -> None:
+    response = await pay(client, merchant.headers(livemode=True), card_body(amount=5001))
+    assert_error(response, 402, "payment_failed")
+    assert fake.posts("payment") == []
+    fake.apikey = "rotated"
+    response = await pay(client, merchant.headers(livemode=True), card_body())
+    assert_error(response, 402, "payment_failed")
+    assert fake.payments == {}
+
+
+async def test_connectors_check(
+    runtime: Runtime, fake: CinetPayFake, merchant: MerchantKeys
+) -> None:
+    async with runtime.sessionmaker() as session:
+        report = await connectors.check(session, runtime.operators, CONNECTOR)
+    assert report.ok, report.detail
+    fake.apikey = "rotated"
+    async with runtime.sessionmaker() as session:
+        report = await connectors.check(session, runtime.operators, CONNECTOR)
+    assert not report.ok and "apikey/site_id" in report.detail
