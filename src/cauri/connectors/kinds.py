@@ -63,11 +63,11 @@ def validate_account(
         raise ConnectorError(
             f"Réglage manquant pour le type {kind.name} : {_names(missing)} (--setting NOM=VALEUR)."
         )
-    unknown = sorted(set(secrets) - set(kind.secrets))
+    known = (*kind.secrets, *kind.optional_secrets)
+    unknown = sorted(set(secrets) - set(known))
     if unknown:
         raise ConnectorError(
-            f"Secret inconnu du type {kind.name} : {_names(unknown)} "
-            f"(secrets : {_names(kind.secrets)})."
+            f"Secret inconnu du type {kind.name} : {_names(unknown)} (secrets : {_names(known)})."
         )
     if kind.check_settings is not None:
         try:

@@ -35,6 +35,7 @@ class ConnectorKind:
     secrets: tuple[str, ...]  # every secret it reads (all required)
     build: Callable[[ConnectorConfig], OperatorAdapter]
     optional_settings: tuple[str, ...] = ()
+    optional_secrets: tuple[str, ...] = ()  # read when given (a product the account may have)
     # Operations it can carry, for `cauri routes set` to refuse a route it cannot.
     operations: tuple[str, ...] = ("collect", "disburse", "refund")
     # The catalogue's operator codes an account of this kind can carry, from its settings

@@ -16,8 +16,16 @@ from cauri.connectors.service import connectors
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.fakes.cinetpay import CinetPayFake
-from tests.operators.live import callbacks_received, connect, event_types, run, status_of
+from tests.operators.live import (
+    callbacks_received,
+    connect,
+    event_types,
+    run,
+    send_payout,
+    status_of,
+)
 from tests.payments.builders import merchant_available, pay
+from tests.payouts.builders import PAYOUTS, top_up
 from tests.support import (
     MerchantKeys,
     ServerThread,
@@ -232,3 +240,94 @@ async def test_connectors_check(
     async with runtime.sessionmaker() as session:
         report = await connectors.check(session, runtime.operators, CONNECTOR)
     assert not report.ok and "apikey/site_id" in report.detail
+
+
+@pytest.fixture
+async def with_transfers(runtime: Runtime, fake: CinetPayFake, merchant: MerchantKeys) -> None:
+    """The same account, given CinetPay's Transfer API: payouts go through it."""
+    await connect(
+        runtime,
+        name=CONNECTOR,
+        kind="cinetpay",
+        base_url=fake.checkout_base_url,
+        settings={
+            "site_id": SITE_ID,
+            "return_url": "https://shop.example/merci",
+            "transfer_base_url": fake.transfer_base_url,
+            **CARD_HOLDER,
+        },
+        secrets={"apikey": APIKEY, "secret_key": SECRET_KEY, "transfer_password": PASSWORD},
+        operators=["orange_ci"],
+        actions=("collect", "disburse"),
+    )
+
+
+@pytest.mark.usefixtures("with_transfers")
+async def test_a_payout_is_a_cinetpay_transfer(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: CinetPayFake,
+    merchant: MerchantKeys,
+) -> None:
+    await top_up(runtime, merchant.id, 10_000, livemode=True)
+    body = {"amount": 1000, "phone_number": NUMBER, "operator": "orange_ci"}
+    payout = await send_payout(client, merchant, body)
+    assert payout["status"] == "pending"
+    [transfer] = fake.transfers.values()
+    assert (transfer.prefix, transfer.phone, transfer.amount) == ("225", NUMBER[3:], 1000)
+    await callbacks_received(runtime)  # unsigned: a hint, the status check decides
+    await run(runtime, worker)
+    await run(runtime, worker, 30)
+    assert await status_of(client, merchant, f"payouts/{payout['reference']}") == "succeeded"
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 9000
+    # A second payout to the same beneficiary: already a contact, sent all the same.
+    second = await send_payout(client, merchant, body)
+    await run(runtime, worker, 30)
+    assert await status_of(client, merchant, f"payouts/{second['reference']}") == "succeeded"
+
+
+@pytest.mark.usefixtures("with_transfers")
+async def test_a_refused_transfer_is_recredited_and_one_unanswered_never_sent_twice(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: CinetPayFake,
+    merchant: MerchantKeys,
+) -> None:
+    await top_up(runtime, merchant.id, 10_000, livemode=True)
+    fake.outcome_for(NUMBER[3:], "REJ", "Numéro inconnu")  # the national number
+    body = {"amount": 1000, "phone_number": NUMBER, "operator": "orange_ci"}
+    refused = await send_payout(client, merchant, body)
+    await run(runtime, worker, 30)
+    assert await status_of(client, merchant, f"payouts/{refused['reference']}") == "failed"
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 10_000
+    fake.outcome_for(NUMBER[3:], "VAL")
+    fake.hold = True
+    fake.fault("hang_after_accept", path="/v1/transfer/money/send")
+    waiting = await send_payout(client, merchant, body)
+    assert waiting["status"] == "pending"
+    for delay in (30, 120):
+        await run(runtime, worker, delay)
+    assert len(fake.posts("transfer")) == 2  # the refused one, and this one: once
+    [held] = [t for t in fake.transfers.values() if t.treatment_status not in ("VAL", "REJ")]
+    fake.settle_transfer(held.client_transaction_id, "VAL")
+    await run(runtime, worker, 600)
+    assert await status_of(client, merchant, f"payouts/{waiting['reference']}") == "succeeded"
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 9000
+
+
+async def test_without_the_transfer_api_a_payout_route_fails_with_nothing_taken(
+    client: httpx.AsyncClient, runtime: Runtime, fake: CinetPayFake, merchant: MerchantKeys
+) -> None:
+    async with runtime.sessionmaker() as session:
+        await connectors.set_routes(
+            session, "orange_ci", {"disburse": CONNECTOR}, runtime.clock.now()
+        )
+        await session.commit()
+    await top_up(runtime, merchant.id, 5000, livemode=True)
+    body = {"amount": 1000, "phone_number": NUMBER, "operator": "orange_ci"}
+    response = await client.post(PAYOUTS, json=body, headers=merchant.headers(livemode=True))
+    assert_error(response, 402, "payout_failed")
+    assert fake.transfers == {}
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 5000

@@ -5,8 +5,10 @@ Settings: `site_id`; `return_url` (where a Mobile Money customer lands when the 
 none); the card holder's defaults CinetPay's card form needs and Cauri's API does not ask
 (`card_phone_number`, `card_address`, `card_city`, `card_country` (ISO 2), `card_state`,
 `card_zip_code`).
-Secrets: `apikey`, `secret_key` (the notifications' HMAC key). The base URL is
-`https://api-checkout.cinetpay.com`. Collect only (payouts: pawaPay, Wave, MTN)."""
+Secrets: `apikey`, `secret_key` (the notifications' HMAC key), and for an account with
+CinetPay's Transfer API `transfer_password` (payouts, plans' refunds; `transfer_base_url`,
+default `https://client.cinetpay.com`). The base URL is `https://api-checkout.cinetpay.com`.
+A payment's refund is not offered by CinetPay's API."""
 
 from __future__ import annotations
 
@@ -57,11 +59,12 @@ def _check_settings(settings: Mapping[str, str]) -> None:
 
 KIND = ConnectorKind(
     name="cinetpay",
-    settings=("site_id", "return_url", *CARD_HOLDER),
-    optional_settings=CARD_HOLDER,
+    settings=("site_id", "return_url", "transfer_base_url", *CARD_HOLDER),
+    optional_settings=("transfer_base_url", *CARD_HOLDER),
     secrets=("apikey", "secret_key"),
+    optional_secrets=("transfer_password",),
     build=_build,
-    operations=("collect",),
+    operations=("collect", "disburse"),
     operators=lambda _settings: tuple(op.lower() for op in OPERATORS),
     check_settings=_check_settings,
 )

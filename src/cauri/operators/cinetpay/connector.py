@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from cauri.operators import catalogue, exchange
+from cauri.operators.cinetpay.transfers import Transfers
 from cauri.operators.config import ConnectorConfig
 from cauri.operators.protocol import (
     OPERATOR_PAGE,
@@ -55,6 +56,8 @@ WAITING = frozenset({"WAITING_FOR_CUSTOMER"})
 # CinetPay takes amounts in multiples of 5 (but in USD).
 AMOUNT_STEP = 5
 NOT_OFFERED = "cinetpay_transfers_not_configured"
+NO_REFUNDS = "cinetpay_refunds_not_offered"
+TRANSFER_BASE = "https://client.cinetpay.com"
 
 
 def x_token(fields: dict[str, str], secret: str) -> str:
@@ -70,6 +73,9 @@ class CinetPayConnector(exchange.NetworkConnector):
         self._apikey = config.secrets["apikey"]
         self._secret_key = config.secrets["secret_key"]
         self._return_url = config.settings["return_url"]
+        self._transfer_base = config.settings.get("transfer_base_url") or TRANSFER_BASE
+        self._transfer_password = config.secrets.get("transfer_password") or None
+        self._transfers: Transfers | None = None
         self._card_holder = {
             name: config.settings.get(f"card_{name}", "")
             for name in ("phone_number", "address", "city", "country", "state", "zip_code")
@@ -143,21 +149,46 @@ class CinetPayConnector(exchange.NetworkConnector):
         )
 
     async def disburse(self, disbursement: Disbursement) -> OperatorResult:
-        return OperatorResult(Outcome.FAILED, reason=NOT_OFFERED)
+        transfers = self._transfer_api()
+        if transfers is None:
+            return OperatorResult(Outcome.FAILED, reason=NOT_OFFERED)
+        return await transfers.send(disbursement, disbursement.callback_url)
 
     async def disbursement_status(self, disbursement: Disbursement) -> OperatorResult:
-        return OperatorResult(Outcome.FAILED, reason=NOT_OFFERED)
+        transfers = self._transfer_api()
+        if transfers is None:
+            return OperatorResult(Outcome.FAILED, reason=NOT_OFFERED)
+        return await transfers.status(disbursement)
 
     async def refund(self, disbursement: Disbursement) -> OperatorResult:
-        return OperatorResult(Outcome.FAILED, reason=NOT_OFFERED)
+        """CinetPay's API refunds no payment (the kind has no `refund` route)."""
+        return OperatorResult(Outcome.FAILED, reason=NO_REFUNDS)
 
     async def refund_status(self, disbursement: Disbursement) -> OperatorResult:
-        return OperatorResult(Outcome.FAILED, reason=NOT_OFFERED)
+        return OperatorResult(Outcome.FAILED, reason=NO_REFUNDS)
+
+    def _transfer_api(self) -> Transfers | None:
+        """The Transfer API, for an account given its password; created with the client."""
+        if self._transfer_password is None:
+            return None
+        if self._transfers is None:
+            self._transfers = Transfers(
+                self.client, self._transfer_base, self._apikey, self._transfer_password
+            )
+        return self._transfers
+
+    async def aclose(self) -> None:
+        self._transfers = None
+        await super().aclose()
 
     async def parse_callback(self, notice: Notice) -> CallbackUpdate | None:
         """The form CinetPay posts, authenticated by its x-token; a hint, for the status
         check decides (CinetPay's own advice)."""
         fields = dict(parse_qsl(notice.body.decode("utf-8", "replace"), keep_blank_values=True))
+        if fields.get("client_transaction_id") and "cpm_trans_id" not in fields:
+            # A transfer's notification: unsigned (CinetPay documents none), so a hint.
+            reference = fields["client_transaction_id"]
+            return CallbackUpdate(reference, OperatorResult(Outcome.PENDING), verified=False)
         given = notice.headers.get("x-token", "")
         if not fields.get("cpm_trans_id") or not hmac.compare_digest(
             given, x_token(fields, self._secret_key)
