@@ -97,21 +97,14 @@ async def _fail_closed_instalment(
     return True
 
 
-LIVE_NOT_READY = (
-    "Le paiement par carte n'est pas encore prêt chez notre prestataire. Réessayez dans un instant."
-)
-
-
-async def _live_page(request: Request, session: AsyncSession, payment: Payment) -> Response:
+async def _live_page(request: Request, session: AsyncSession, payment: Payment) -> Response | None:
     """A live card payment is paid on its operator's page (CinetPay): the customer is sent
-    there while the payment waits, and back to the merchant once it is decided."""
+    there while the payment waits, and back to the merchant once it is decided; None while
+    the operator has given no page (Cauri's page then says the payment is not available)."""
     if payment.status != Outcome.PENDING:
         return _back_to_merchant(request, payment)
     page_url = await payments.operator_page(session, payment)
-    if page_url is None:
-        context = {"title": "Paiement indisponible", "message": LIVE_NOT_READY}
-        return page(request, "error.html", context, status_code=503)
-    return RedirectResponse(page_url, status_code=303)
+    return None if page_url is None else RedirectResponse(page_url, status_code=303)
 
 
 def _back_to_merchant(request: Request, payment: Payment) -> Response:
@@ -137,8 +130,8 @@ async def payment_page(
     request: Request, reference: str, session: SessionDep, runtime: RuntimeDep
 ) -> Response:
     payment = await _card_payment(session, reference)
-    if payment.livemode:
-        return await _live_page(request, session, payment)
+    if payment.livemode and (handed := await _live_page(request, session, payment)):
+        return handed
     if await _closed_instalment(session, runtime, payment):
         return _plan_closed(request)
     merchant = await session.get(Merchant, payment.merchant_id)
