@@ -33,6 +33,12 @@ from cauri.webhooks import url_safety
 CARD_EXPIRED_REASON = "card_payment_expired"
 
 
+OPERATOR_DOWN = (
+    "L'opérateur ne répond plus en ce moment : le paiement n'a pas été tenté. Réessayez plus "
+    "tard ou proposez un autre moyen de paiement."
+)
+
+
 def _collection(
     payment: Payment, otp: str | None = None, callback_url: str | None = None
 ) -> Collection:
@@ -251,7 +257,7 @@ class PaymentService:
             if await availability.state(session, runtime, route) is State.CLOSED:
                 # Refused at once rather than left waiting on an operator that is down.
                 await self.settle(session, runtime, payment, Outcome.FAILED, "operator_unavailable")
-                raise PaymentFailed()
+                raise PaymentFailed(OPERATOR_DOWN)
             collection = _collection(
                 payment, otp, calls.callback_url(runtime, routed.connector, str(payment.id))
             )

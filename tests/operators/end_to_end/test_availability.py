@@ -65,7 +65,7 @@ async def test_a_failing_route_closes_refuses_at_once_and_reopens(
     }
     # Closed: the next payment is refused at once, MTN is not asked.
     refused = await live_pay(client, merchant)
-    assert_error(refused, 402, "payment_failed")
+    assert "ne répond plus" in assert_error(refused, 402, "payment_failed")["message"]
     assert len(fake.posts("collect")) == MIN_EXCHANGES
     failed = await scalar(
         runtime, "SELECT array_agg(failure_reason) FROM payments WHERE status = 'failed'"
