@@ -17,6 +17,7 @@ from cauri.calls.endpoints import router as callbacks_router
 from cauri.catalogue.endpoints import router as catalogue_router
 from cauri.config import get_settings
 from cauri.events.endpoints import router as events_router
+from cauri.health.endpoints import router as health_router
 from cauri.kit import error_handlers
 from cauri.kit.body_limit import BodyLimitMiddleware
 from cauri.kit.logging import configure as configure_logging
@@ -117,6 +118,7 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
     ):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(web_router)
+    app.include_router(health_router)
     error_handlers.install(app)
     # Outermost last. The body limit runs after the rate limit (a flood of large bodies is
     # still counted) and before routing, parsing and authentication.

@@ -13,6 +13,7 @@ from cauri.models.plans import InstallmentPlan, PlanRefund
 from cauri.models.platform_settings import PlatformSettings
 from cauri.models.refunds import Refund
 from cauri.models.webhooks import WebhookAttempt, WebhookDelivery
+from cauri.models.workers import WorkerHeartbeat
 
 __all__ = [
     "ApiKey",
@@ -37,4 +38,5 @@ __all__ = [
     "WebhookAttempt",
     "WebhookDelivery",
     "WebhookEndpoint",
+    "WorkerHeartbeat",
 ]

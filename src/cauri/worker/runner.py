@@ -22,7 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
-from cauri.worker import lanes, queue
+from cauri.worker import heartbeat, lanes, queue
 from cauri.worker.jobs import Handler
 
 log = structlog.get_logger("cauri.worker")
@@ -46,6 +46,8 @@ class Worker:
         self._wake = asyncio.Event()
         self._running: dict[str, set[asyncio.Task[None]]] = {lane: set() for lane in self.slots}
         self._listening = True  # so that the first failure to listen is logged
+        self.worker_id = heartbeat.worker_id()
+        self._beat_at = -heartbeat.EVERY
 
     async def run_due(self) -> int:
         """Claims what is due now and runs it to the end; returns how many jobs ran."""
@@ -67,6 +69,7 @@ class Worker:
         listener: asyncpg.Connection | None = None
         try:
             while not stop.is_set():
+                await self._beat()
                 if listener is None or listener.is_closed():
                     listener = await self._listen()
                 # Cleared before claiming, so a job enqueued during the claim wakes the next round.
@@ -87,9 +90,21 @@ class Worker:
         finally:
             if listener is not None:
                 await listener.close()
+            with contextlib.suppress(SQLAlchemyError, OSError):
+                await heartbeat.gone(self.runtime.sessionmaker, self.worker_id)
             running = [task for tasks in self._running.values() for task in tasks]
             if running:
                 await asyncio.gather(*running, return_exceptions=True)
+
+    async def _beat(self) -> None:
+        """At most every heartbeat.EVERY seconds; a database that does not answer is the
+        claim's to report."""
+        now = asyncio.get_running_loop().time()
+        if now - self._beat_at < heartbeat.EVERY:
+            return
+        with contextlib.suppress(SQLAlchemyError, OSError):
+            await heartbeat.beat(self.runtime.sessionmaker, self.worker_id)
+            self._beat_at = now
 
     async def _first(self, stop: asyncio.Event) -> None:
         waiters = [asyncio.create_task(self._wake.wait()), asyncio.create_task(stop.wait())]
