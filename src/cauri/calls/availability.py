@@ -77,11 +77,10 @@ def _observed_state(total: int, failed: int) -> State:
 
 
 async def states(
-    session: AsyncSession, runtime: Runtime, routes: Iterable[Route], *, ask: bool
+    session: AsyncSession, runtime: Runtime, routes: Iterable[Route]
 ) -> dict[Route, State]:
-    """The state of each route. `ask`: connectors whose report is stale are asked now (the
-    listing of payment modes); otherwise only what they last said counts (the payment path
-    never waits on a report)."""
+    """The state of each route, from the database and what connectors last reported: no
+    connector is asked (`refresh` does that, outside any transaction)."""
     wanted = [r for r in routes if r.connector != SIMULATOR]
     found = {route: State.OPERATIONAL for route in routes}
     if not wanted:
@@ -93,9 +92,10 @@ async def states(
         Route(connector, operator, action): _observed_state(total, failed)
         for connector, operator, action, total, failed in rows
     }
-    reports = {c: await _report(session, runtime, c, ask=ask) for c in connectors}
+    reporters = await reporting(session, runtime, connectors)
+    reports = {c: await reporters[c].availability(ask=False) for c in reporters}
     for route in wanted:
-        reported = reports[route.connector].get((route.operator, route.action))
+        reported = reports.get(route.connector, {}).get((route.operator, route.action))
         found[route] = worst(
             observed.get(route, State.OPERATIONAL),
             State(reported) if reported in {s.value for s in State} else State.OPERATIONAL,
@@ -104,14 +104,23 @@ async def states(
 
 
 async def state(session: AsyncSession, runtime: Runtime, route: Route) -> State:
-    """One route's state on the payment path: no connector is asked."""
-    return (await states(session, runtime, [route], ask=False))[route]
+    """One route's state on the payment path."""
+    return (await states(session, runtime, [route]))[route]
 
 
-async def _report(
-    session: AsyncSession, runtime: Runtime, connector: str, *, ask: bool
-) -> Mapping[tuple[str, str], str]:
-    routed = await runtime.operators.by_name(session, connector)
-    if routed is None or not isinstance(routed.adapter, ReportsAvailability):
-        return {}
-    return await routed.adapter.availability(ask=ask)
+async def reporting(
+    session: AsyncSession, runtime: Runtime, connectors: Iterable[str]
+) -> dict[str, ReportsAvailability]:
+    """The connectors among these that report availability (pawaPay), by name."""
+    found: dict[str, ReportsAvailability] = {}
+    for connector in connectors:
+        routed = await runtime.operators.by_name(session, connector)
+        if routed is not None and isinstance(routed.adapter, ReportsAvailability):
+            found[connector] = routed.adapter
+    return found
+
+
+async def refresh(reporters: Mapping[str, ReportsAvailability]) -> None:
+    """Asks each connector whose report is stale. Network: call it with no transaction open."""
+    for reporter in reporters.values():
+        await reporter.availability(ask=True)

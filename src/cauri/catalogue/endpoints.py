@@ -79,7 +79,13 @@ async def _availability(
         for shown, action in _AVAILABILITY_ACTIONS.items()
         if (connector := routed.get(op, {}).get(action)) is not None
     }
-    found = await availability.states(session, runtime, routes.values(), ask=True)
+    reporters = await availability.reporting(
+        session, runtime, {route.connector for route in routes.values()}
+    )
+    if reporters:
+        await session.commit()  # no transaction is held while connectors are asked
+        await availability.refresh(reporters)
+    found = await availability.states(session, runtime, routes.values())
     return {
         op: {
             shown: found[routes[(op, shown)]].value if (op, shown) in routes else "closed"
