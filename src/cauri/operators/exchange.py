@@ -4,10 +4,12 @@ decided once."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import httpx
 
@@ -101,3 +103,48 @@ class NetworkConnector:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+
+
+@dataclass(frozen=True)
+class Token:
+    value: str
+    lifetime: float  # seconds, as the operator said
+
+
+Refusal = TypeVar("Refusal")
+# A token is replaced this long before the operator says it expires: a call started with it
+# must not arrive after its end.
+TOKEN_MARGIN = 60.0
+
+
+class CachedToken(Generic[Refusal]):
+    """One bearer token, shared: concurrent calls wait for one fetch instead of each asking
+    (operators limit token requests), and it is reused until shortly before it expires, or
+    until the operator refuses it (`forget`)."""
+
+    def __init__(self) -> None:
+        self._held: tuple[str, float] | None = None  # value, time.monotonic() of its end
+        self._lock = asyncio.Lock()
+
+    def _valid(self) -> str | None:
+        held = self._held
+        return held[0] if held is not None and held[1] > time.monotonic() else None
+
+    async def get(self, fetch: Callable[[], Awaitable[Token | Refusal]]) -> str | Refusal:
+        """The token held, else `fetch`'s: a new Token, or its refusal, handed back."""
+        if (value := self._valid()) is not None:
+            return value
+        async with self._lock:
+            if (value := self._valid()) is not None:
+                return value  # fetched while this call waited
+            got = await fetch()
+            if not isinstance(got, Token):
+                return got
+            ends = time.monotonic() + max(got.lifetime - TOKEN_MARGIN, got.lifetime / 2)
+            self._held = (got.value, ends)
+            return got.value
+
+    def forget(self, value: str | None = None) -> None:
+        """The operator refused this token (or any): the next call fetches another."""
+        if self._held is not None and value in (None, self._held[0]):
+            self._held = None

@@ -10,9 +10,7 @@ documents no HTTP statuses). Sources in docs/OPERATORS.md, "CinetPay".
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode
@@ -23,7 +21,7 @@ from cauri.kit import phone
 from cauri.operators import exchange
 from cauri.operators.protocol import Disbursement, Exchange, OperatorResult, Outcome
 
-TOKEN_LIFETIME = 240.0  # seconds: CinetPay's tokens live 5 minutes
+TOKEN_LIFETIME = 300.0  # seconds: CinetPay's tokens live 5 minutes
 ACCEPTED_BEFORE, ALREADY_CONTACT, NOT_FOUND = "805", "726", "723"
 TOKEN_REFUSED = frozenset({"705", "706"})  # EXPIRED_TOKEN, INVALID_TOKEN
 CREDENTIALS_REFUSED = frozenset({"701", "703"})
@@ -46,8 +44,7 @@ class Transfers:
     def __init__(self, client: httpx.AsyncClient, base: str, apikey: str, password: str) -> None:
         self._client, self._base = client, base.rstrip("/")
         self._apikey, self._password = apikey, password
-        self._token: tuple[str, float] | None = None
-        self._lock = asyncio.Lock()
+        self._token: exchange.CachedToken[None] = exchange.CachedToken()
         self._login_refused: str | None = None  # CinetPay's code, when it refused the login
 
     async def send(self, disbursement: Disbursement, notify_url: str | None) -> OperatorResult:
@@ -132,7 +129,7 @@ class Transfers:
         """One call with a token; a token CinetPay refuses is replaced once. The answer's
         parsed body, or None when no answer (or no token) could be had."""
         for _ in range(2):
-            token = await self._login(records)
+            token = await self._token.get(lambda: self._login(records))
             if token is None:
                 return None
             params = urlencode({"token": token, "lang": "fr", **(query or {})})
@@ -148,38 +145,30 @@ class Transfers:
             records.append(_without_query(answer.exchange, data))
             fields = exchange.parsed(answer.text)
             if _code(fields) in TOKEN_REFUSED:
-                self._token = None
+                self._token.forget(token)
                 continue
             return fields if answer.status is not None else None
         return None
 
-    async def _login(self, records: list[Exchange]) -> str | None:
-        held = self._token
-        if held is not None and held[1] > time.monotonic():
-            return held[0]
-        async with self._lock:
-            held = self._token
-            if held is not None and held[1] > time.monotonic():
-                return held[0]
-            answer = await exchange.send(
-                self._client,
-                "login",
-                "POST",
-                f"{self._base}/v1/auth/login",
-                headers={"Accept": "application/json"},
-                form={"apikey": self._apikey, "password": self._password},
-                secret_answer=True,
-            )
-            records.append(answer.exchange)
-            fields = exchange.parsed(answer.text)
-            data = fields.get("data") if isinstance(fields, dict) else None
-            token = data.get("token") if isinstance(data, dict) else None
-            if _code(fields) != "0" or not isinstance(token, str):
-                self._login_refused = _code(fields) or None
-                return None
-            self._login_refused = None
-            self._token = (token, time.monotonic() + TOKEN_LIFETIME)
-            return token
+    async def _login(self, records: list[Exchange]) -> exchange.Token | None:
+        answer = await exchange.send(
+            self._client,
+            "login",
+            "POST",
+            f"{self._base}/v1/auth/login",
+            headers={"Accept": "application/json"},
+            form={"apikey": self._apikey, "password": self._password},
+            secret_answer=True,
+        )
+        records.append(answer.exchange)
+        fields = exchange.parsed(answer.text)
+        data = fields.get("data") if isinstance(fields, dict) else None
+        token = data.get("token") if isinstance(data, dict) else None
+        if _code(fields) != "0" or not isinstance(token, str):
+            self._login_refused = _code(fields) or None
+            return None
+        self._login_refused = None
+        return exchange.Token(token, TOKEN_LIFETIME)
 
 
 def _without_query(record: Exchange, data: list[dict[str, Any]] | None) -> Exchange:

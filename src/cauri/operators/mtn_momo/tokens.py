@@ -5,26 +5,14 @@ is reused until shortly before it expires."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
-import time
 from dataclasses import dataclass
 
 import httpx
 
 from cauri.operators import exchange
 from cauri.operators.protocol import Exchange
-
-# A token is replaced this long before MTN says it expires: a call started with it must not
-# arrive after its end.
-MARGIN_SECONDS = 60.0
-
-
-@dataclass(frozen=True)
-class Token:
-    value: str
-    expires_at: float  # time.monotonic()
 
 
 @dataclass(frozen=True)
@@ -43,25 +31,18 @@ class Tokens:
         self._base_url = base_url
         self._basic = base64.b64encode(f"{api_user}:{api_key}".encode()).decode()
         self._subscription_keys = subscription_keys
-        self._tokens: dict[str, Token] = {}
-        self._locks = {product: asyncio.Lock() for product in subscription_keys}
+        self._tokens: dict[str, exchange.CachedToken[Refusal]] = {
+            product: exchange.CachedToken() for product in subscription_keys
+        }
 
     def forget(self, product: str, value: str) -> None:
         """MTN refused this token (401): the next call fetches another."""
-        if (held := self._tokens.get(product)) is not None and held.value == value:
-            del self._tokens[product]
+        self._tokens[product].forget(value)
 
     async def get(self, client: httpx.AsyncClient, product: str) -> str | Refusal:
-        held = self._tokens.get(product)
-        if held is not None and held.expires_at > time.monotonic():
-            return held.value
-        async with self._locks[product]:
-            held = self._tokens.get(product)  # fetched while this call waited
-            if held is not None and held.expires_at > time.monotonic():
-                return held.value
-            return await self._fetch(client, product)
+        return await self._tokens[product].get(lambda: self._fetch(client, product))
 
-    async def _fetch(self, client: httpx.AsyncClient, product: str) -> str | Refusal:
+    async def _fetch(self, client: httpx.AsyncClient, product: str) -> exchange.Token | Refusal:
         answer = await exchange.send(
             client,
             "token",
@@ -80,6 +61,4 @@ class Tokens:
             return Refusal(answer.status, answer.text, answer.exchange)
         if answer.status != 200 or not value:
             return Refusal(answer.status, answer.text, answer.exchange)
-        expires_at = time.monotonic() + max(lifetime - MARGIN_SECONDS, lifetime / 2)
-        self._tokens[product] = Token(value, expires_at)
-        return value
+        return exchange.Token(value, lifetime)

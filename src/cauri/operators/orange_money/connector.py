@@ -12,9 +12,7 @@ Sources in docs/OPERATORS.md, "Orange Money".
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,8 +32,6 @@ from cauri.operators.protocol import (
 
 # Orange's documented limits (docs/research/orange_money.md).
 ORDER_ID_LENGTH, URL_LENGTH, REFERENCE_LENGTH = 30, 120, 30
-# A token is replaced this long before Orange says it expires.
-MARGIN_SECONDS = 60.0
 PAY_TOKEN = "pay_token"  # noqa: S105 (a key's name, not a secret)
 FINAL = {"SUCCESS": Outcome.SUCCEEDED, "FAILED": Outcome.FAILED, "EXPIRED": Outcome.FAILED}
 IN_FLIGHT = frozenset({"INITIATED", "PENDING"})
@@ -59,8 +55,7 @@ class OrangeMoneyConnector(exchange.NetworkConnector):
         self._merchant_key = config.secrets["merchant_key"]
         credentials = f"{config.secrets['client_id']}:{config.secrets['client_secret']}"
         self._basic = base64.b64encode(credentials.encode()).decode()
-        self._token: tuple[str, float] | None = None
-        self._token_lock = asyncio.Lock()
+        self._token: exchange.CachedToken[exchange.Answer] = exchange.CachedToken()
 
     @property
     def _api(self) -> str:
@@ -145,7 +140,8 @@ class OrangeMoneyConnector(exchange.NetworkConnector):
     async def check(self) -> CheckReport:
         """A token, then a status query for a payment that does not exist: Orange answers it
         only for an application subscribed to this country's offer."""
-        token = await self._fetch_token()
+        self._token.forget()
+        token = await self._token.get(self._fetch_token)
         if isinstance(token, exchange.Answer):
             return CheckReport(ok=False, detail=_why_no_token(token))
         probe = {"order_id": "cauri-check", "amount": 1, "pay_token": "0" * 64}
@@ -178,7 +174,7 @@ class OrangeMoneyConnector(exchange.NetworkConnector):
         records: list[Exchange] = []
         answer: exchange.Answer | None = None
         for _ in range(2):
-            token = await self._bearer()
+            token = await self._token.get(self._fetch_token)
             if isinstance(token, exchange.Answer):
                 records.append(token.exchange)
                 return token if token.status in (400, 401, 403) else None, tuple(records)
@@ -194,20 +190,10 @@ class OrangeMoneyConnector(exchange.NetworkConnector):
             records.append(answer.exchange)
             if answer.status != 401:
                 break
-            self._token = None
+            self._token.forget(token)
         return answer, tuple(records)
 
-    async def _bearer(self) -> str | exchange.Answer:
-        held = self._token
-        if held is not None and held[1] > time.monotonic():
-            return held[0]
-        async with self._token_lock:
-            held = self._token
-            if held is not None and held[1] > time.monotonic():
-                return held[0]
-            return await self._fetch_token()
-
-    async def _fetch_token(self) -> str | exchange.Answer:
+    async def _fetch_token(self) -> exchange.Token | exchange.Answer:
         answer = await exchange.send(
             self.client,
             "token",
@@ -225,8 +211,7 @@ class OrangeMoneyConnector(exchange.NetworkConnector):
             return answer
         if answer.status != 200 or not value:
             return answer
-        self._token = (value, time.monotonic() + max(lifetime - MARGIN_SECONDS, lifetime / 2))
-        return value
+        return exchange.Token(value, lifetime)
 
 
 def to_status(fields: dict[str, Any], records: tuple[Exchange, ...]) -> OperatorResult:
