@@ -15,6 +15,7 @@ class Merchant(Base):
     __tablename__ = "merchants"
     __table_args__ = (
         CheckConstraint("status IN ('active', 'kyc_pending', 'suspended')", name="status"),
+        CheckConstraint("fee_bearer IN ('customer', 'merchant')", name="fee_bearer"),
     )
 
     id: Mapped[str] = mapped_column(String, primary_key=True)
@@ -26,6 +27,8 @@ class Merchant(Base):
     limit_per_payout: Mapped[int | None] = mapped_column(BigInteger)
     limit_daily: Mapped[int | None] = mapped_column(BigInteger)
     approval_threshold: Mapped[int | None] = mapped_column(BigInteger)
+    # Who pays a payment's fee (`cauri merchants set-fee-bearer`): see Payment.fee_bearer.
+    fee_bearer: Mapped[str] = mapped_column(String, server_default="customer")
     created_at: Mapped[datetime]
 
 

@@ -4,7 +4,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, text
+from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Index, Integer, String, text
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -24,6 +24,8 @@ class Payment(Base):
         ),
         Index("ix_payments_list", "merchant_id", "livemode", "created_at"),
         Index("ix_payments_plan", "plan_id", postgresql_where=text("plan_id IS NOT NULL")),
+        CheckConstraint("amount_refunded BETWEEN 0 AND amount", name="refunded_within_amount"),
+        CheckConstraint("fee_bearer IN ('customer', 'merchant')", name="fee_bearer"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
@@ -34,6 +36,11 @@ class Payment(Base):
     status: Mapped[str]
     amount: Mapped[int] = mapped_column(BigInteger)
     fee_amount: Mapped[int] = mapped_column(BigInteger)
+    # Who pays fee_amount, the merchant's setting when the payment was created: `customer`
+    # (debited amount + fee) or `merchant` (debited amount, credited amount − fee).
+    fee_bearer: Mapped[str] = mapped_column(String, server_default="customer")
+    # Sum of the succeeded refunds; the payment is `refunded` when it reaches `amount`.
+    amount_refunded: Mapped[int] = mapped_column(BigInteger, server_default="0")
     currency: Mapped[str]
     description: Mapped[str | None]
     payment_mode_id: Mapped[int] = mapped_column(Integer)

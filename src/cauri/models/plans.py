@@ -49,6 +49,7 @@ class InstallmentPlan(Base):
         Index("ix_installment_plans_list", "merchant_id", "livemode", "created_at"),
         CheckConstraint("status IN ('pending', 'succeeded', 'refunded', 'failed')", name="status"),
         CheckConstraint("paid_amount BETWEEN 0 AND target_amount", name="paid_within_target"),
+        CheckConstraint("resolution IN ('refunded', 'released_to_merchant')", name="resolution"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
@@ -73,6 +74,11 @@ class InstallmentPlan(Base):
     refund_operator: Mapped[str | None]
     refund_phone_number: Mapped[str | None]
     refund_failure_reason: Mapped[str | None]
+    # How the staff settled a plan whose cancellation refund failed (`cauri plans resolve`):
+    # `refunded` (a new refund to a number they give) or `released_to_merchant`.
+    resolution: Mapped[str | None]
+    resolution_reason: Mapped[str | None]
+    resolved_at: Mapped[datetime | None]
     expires_at: Mapped[datetime]
     completed_at: Mapped[datetime | None]
     cancelled_at: Mapped[datetime | None]

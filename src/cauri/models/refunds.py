@@ -11,7 +11,8 @@ from cauri.models.base import Base
 
 
 class Refund(Base):
-    """The full refund of one Mobile Money payment, paid back to the customer's number.
+    """A refund of one Mobile Money payment (the whole or a part), paid back to the customer's
+    number. A payment takes several refunds until what remains refundable is nothing.
 
     Taken from the merchant's balance, or, for an instalment that succeeded after its plan's
     cancellation began (`plan_id` set), from that plan's escrow.
@@ -20,14 +21,7 @@ class Refund(Base):
     __tablename__ = "refunds"
     __table_args__ = (
         CheckConstraint("status IN ('pending', 'succeeded', 'failed')", name="status"),
-        # One refund per payment that is pending or succeeded; a failed one (the customer
-        # never got the money) does not block a new attempt.
-        Index(
-            "uq_refunds_payment_id",
-            "payment_id",
-            unique=True,
-            postgresql_where=text("status <> 'failed'"),
-        ),
+        Index("ix_refunds_payment_id", "payment_id"),
         Index("ix_refunds_merchant", "merchant_id", "livemode", "created_at"),
     )
 
