@@ -52,6 +52,8 @@ class Settings(BaseSettings):
     operator_timeout: float = Field(default=30.0, gt=0)
     operator_connect_timeout: float = Field(default=5.0, gt=0)
     log_json: bool = False
+    # Serves GET /metrics to `Authorization: Bearer <this>`; unset, /metrics is a 404.
+    metrics_token: str | None = Field(default=None, repr=False)
     # Set by `cauri serve --no-worker`; read by each server process.
     run_worker: bool = True
     worker_concurrency: int = 32

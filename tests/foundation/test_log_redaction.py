@@ -240,6 +240,15 @@ async def test_a_full_run_logs_no_secret_and_no_personal_data(
         assert all(isinstance(json.loads(line), dict) for line in lines), output
         loggers = {json.loads(line).get("logger") for line in lines}
         assert {"uvicorn.error", "alembic.runtime.migration"} <= loggers, loggers
+        # One access line per request (issue 12), the crash's 500 included.
+        access = [e for e in map(json.loads, lines) if e.get("event") == "http.request"]
+        assert {(e["method"], e["route"], e["status"]) for e in access} >= {
+            ("POST", f"{API}/payments", 201),
+            ("POST", f"{API}/payments", 402),
+            ("POST", f"{API}/payments", 500),
+            ("GET", f"{API}/payments", 401),
+        }
+        assert all(len(e["request_id"]) == 32 and e["duration_ms"] >= 0 for e in access)
 
     digests = (await scalar(runtime, "SELECT string_agg(key_hash, ' ') FROM api_keys")).split()
     webhook_secrets = (

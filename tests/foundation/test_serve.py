@@ -5,12 +5,14 @@ rate limit apart."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import time
 
 import httpx
 import pytest
+from sqlalchemy.engine import make_url
 
 from tests.foundation.builders import CAURI, run_cli
 from tests.payments.test_public_url import non_loopback_address
@@ -19,9 +21,9 @@ from tests.support import free_port
 REDIS_URL = os.environ.get("CAURI_TEST_REDIS_URL")
 
 
-async def serve_until_it_answers(database_url: str, *args: str, **env: str) -> tuple[str, str]:
+async def serve_until_it_answers(database_url: str, *args: str, **env: str) -> tuple[str, str, str]:
     """Runs `cauri serve`, waits until it answers over HTTP, stops it; returns the address it
-    answered on and what it wrote on stderr."""
+    answered on and what it wrote on stderr and on stdout."""
     host = args[args.index("--host") + 1] if "--host" in args else "127.0.0.1"
     port = free_port()
     environment = {k: v for k, v in os.environ.items() if not k.startswith("CAURI_")}
@@ -37,7 +39,7 @@ async def serve_until_it_answers(database_url: str, *args: str, **env: str) -> t
         "--no-worker",
         *args,
         env=environment,
-        stdout=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
     url = f"http://{host}:{port}/api/v1/payment-modes"
@@ -56,8 +58,14 @@ async def serve_until_it_answers(database_url: str, *args: str, **env: str) -> t
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGTERM)
-        _, stderr = await asyncio.wait_for(process.communicate(), timeout=30)
-    return url, stderr.decode()
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=30)
+    return url, stderr.decode(), stdout.decode()
+
+
+def starting(stdout: str) -> dict[str, str]:
+    """The JSON line `serve` logs at start."""
+    (line,) = [json.loads(line) for line in stdout.splitlines() if "serve.starting" in line]
+    return dict(line)
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", non_loopback_address() or "192.0.2.2"])  # noqa: S104
@@ -74,21 +82,39 @@ async def test_serve_off_loopback_with_public_url_starts(database_url: str) -> N
     host = non_loopback_address()
     if host is None:
         pytest.skip("this machine has no address besides loopback")
-    _, stderr = await serve_until_it_answers(
-        database_url, "--host", host, CAURI_PUBLIC_URL="https://pay.cauri.example"
+    _, stderr, stdout = await serve_until_it_answers(
+        database_url,
+        "--host",
+        host,
+        CAURI_PUBLIC_URL="https://pay.cauri.example",
+        CAURI_LOG_JSON="1",
     )
     assert "CAURI_PUBLIC_URL" not in stderr
+    assert starting(stdout)["docs"] == "https://pay.cauri.example/api/v1/docs"
 
 
 async def test_serve_on_loopback_needs_no_public_url(database_url: str) -> None:
-    _, stderr = await serve_until_it_answers(database_url, "--host", "127.0.0.1")
+    with_password = make_url(database_url).set(drivername="postgresql", password="pw-H1dd3n")
+    url, stderr, stdout = await serve_until_it_answers(
+        with_password.render_as_string(hide_password=False),
+        "--host",
+        "127.0.0.1",
+        CAURI_LOG_JSON="1",
+    )
     assert "warning" not in stderr
+    # It says at start where the database is (its password hidden) and where the docs are.
+    line = starting(stdout)
+    assert line["docs"] == url.replace("/payment-modes", "/docs")
+    hidden = with_password.render_as_string(hide_password=True)
+    # (The log's redaction may write its own mark over the *** .)
+    assert line["database"] in {hidden, hidden.replace("***", "[redacted]")}
+    assert "pw-H1dd3n" not in stdout + stderr
 
 
 async def test_several_workers_without_redis_warn_that_each_counts_apart(
     database_url: str,
 ) -> None:
-    _, stderr = await serve_until_it_answers(database_url, "--workers", "2")
+    _, stderr, _ = await serve_until_it_answers(database_url, "--workers", "2")
     assert (
         "warning: --workers 2 without CAURI_REDIS_URL: each process counts the rate limit apart"
         in stderr
@@ -98,7 +124,7 @@ async def test_several_workers_without_redis_warn_that_each_counts_apart(
 @pytest.mark.skipif(not REDIS_URL, reason="CAURI_TEST_REDIS_URL is not set")
 async def test_several_workers_with_redis_do_not_warn(database_url: str) -> None:
     assert REDIS_URL is not None
-    _, stderr = await serve_until_it_answers(
+    _, stderr, _ = await serve_until_it_answers(
         database_url, "--workers", "2", CAURI_REDIS_URL=REDIS_URL
     )
     assert "CAURI_REDIS_URL" not in stderr

@@ -8,6 +8,7 @@ import asyncio
 import httpx
 from sqlalchemy import text
 
+from cauri.kit import migrate
 from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
 from cauri.worker import heartbeat
@@ -53,16 +54,14 @@ async def test_ready_says_when_the_schema_is_not_this_codes(
     client: httpx.AsyncClient, runtime: Runtime
 ) -> None:
     await heartbeat.beat(runtime.sessionmaker, "a-worker")
+    set_version = text("UPDATE alembic_version SET version_num = :version")
     async with unit_of_work(runtime.sessionmaker) as session:
-        await session.execute(
-            text("UPDATE alembic_version SET version_num = '0013_exchange_recency'")
-        )
+        await session.execute(set_version, {"version": "0013_exchange_recency"})
     try:
         response = await client.get("/ready")
         assert response.status_code == 503
         assert response.json()["checks"]["migrations"].startswith("at 0013_exchange_recency")
     finally:
+        # Back to this code's head, whatever it is: later tests migrate the same database.
         async with unit_of_work(runtime.sessionmaker) as session:
-            await session.execute(
-                text("UPDATE alembic_version SET version_num = '0014_worker_heartbeats'")
-            )
+            await session.execute(set_version, {"version": migrate.head()})

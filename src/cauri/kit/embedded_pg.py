@@ -15,7 +15,8 @@ the start fails with a message saying so); when the PostgreSQL programs are not 
 environment under /root), a copy of them is kept inside the data directory.
 
 The server keeps running after the process that started it ends, so that `cauri serve`, the
-CLI and workers attach to the one server under CAURI_DATA_DIR.
+CLI and workers attach to the one server under CAURI_DATA_DIR; `cauri db stop` stops it, and
+the next command that needs it starts it again.
 """
 
 from __future__ import annotations
@@ -118,14 +119,19 @@ def start(data_dir: Path) -> str:
     return url(layout)
 
 
-def stop(data_dir: Path) -> None:
-    """Stops the server under data_dir, if it runs (tests; operators use pg_ctl or a reboot)."""
+def stop(data_dir: Path) -> bool:
+    """Stops the server under data_dir (`cauri db stop`, tests); whether it was running.
+    A fast shutdown: the sessions still open are ended, their transactions rolled back."""
     layout = Layout(data_dir.resolve())
+    if not (layout.pgdata / "PG_VERSION").exists():
+        return False
     account = _server_account()
     with _exclusive(layout.lock_file):
         layout = _with_runnable_programs(layout, account)
-        if _is_running(layout, account):
-            _run(account, layout, "pg_ctl", "stop", "-w", "-m", "fast", "-D", str(layout.pgdata))
+        if not _is_running(layout, account):
+            return False
+        _run(account, layout, "pg_ctl", "stop", "-w", "-m", "fast", "-D", str(layout.pgdata))
+    return True
 
 
 def url(layout: Layout) -> str:

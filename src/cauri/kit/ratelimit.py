@@ -4,6 +4,12 @@ Shared across replicas through Redis when CAURI_REDIS_URL is set, else in proces
 X-Forwarded-For is believed only from CAURI_TRUSTED_PROXIES. An IPv6 client is counted per
 /64: that is what one subscriber gets, and changing addresses inside it is free.
 
+Every counted response, refusals included, says the client's budget: X-RateLimit-Limit (the
+requests a window allows), X-RateLimit-Remaining (left now) and X-RateLimit-Reset (seconds,
+not an epoch, so that clocks need not agree: until the oldest request counted leaves the
+moving window and Remaining grows again). A 429's Retry-After is the same delay (1 at least).
+GET /metrics is not counted: the monitoring's scrapes are not a client's requests.
+
 Operators' notifications have their own bucket (CAURI_CALLBACK_RATE_LIMIT): an operator
 that settles a burst of payments must not be refused, nor take a merchant's budget when
 both share an address.
@@ -12,18 +18,18 @@ both share an address.
 from __future__ import annotations
 
 import ipaddress
-import json
 import math
 import time
 
 import structlog
-from limits import parse
+from limits import RateLimitItem, WindowStats, parse
 from limits.aio.strategies import MovingWindowRateLimiter
 from limits.errors import StorageError
 from limits.storage import storage_from_string
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cauri.config import Settings
+from cauri.kit.error_handlers import render
 from cauri.kit.errors import RateLimited
 
 log = structlog.get_logger("cauri.ratelimit")
@@ -31,6 +37,7 @@ log = structlog.get_logger("cauri.ratelimit")
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 CALLBACKS_PATH = "/api/v1/operator-callbacks/"
+METRICS_PATH = "/metrics"
 
 
 def trusted_networks(spec: str) -> list[Network]:
@@ -64,6 +71,15 @@ def budget_key(ip: str) -> str:
     return str(ipaddress.IPv6Network((address, 64), strict=False))
 
 
+def _with_headers(send: Send, headers: list[tuple[bytes, bytes]]) -> Send:
+    async def send_with_headers(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message.setdefault("headers", []).extend(headers)
+        await send(message)
+
+    return send_with_headers
+
+
 def _is_trusted(address: str, trusted: list[Network]) -> bool:
     try:
         ip = ipaddress.ip_address(address)
@@ -81,8 +97,19 @@ class RateLimitMiddleware:
         self.limiter = MovingWindowRateLimiter(storage_from_string(uri, wrap_exceptions=True))
         self.trusted = trusted_networks(settings.trusted_proxies)
 
+    async def _hit(self, item: RateLimitItem, key: str) -> tuple[bool, WindowStats] | None:
+        """Counts the request; whether it is allowed, and the budget left (None: unknown)."""
+        try:
+            allowed = await self.limiter.hit(item, key)
+            return allowed, await self.limiter.get_window_stats(item, key)
+        except StorageError:
+            # A rate limiter that is down must not take the payment service down with it.
+            log.warning("ratelimit.storage_unavailable")
+            return None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["path"] == METRICS_PATH:
+            # The monitoring's scrapes are not a client's requests.
             await self.app(scope, receive, send)
             return
         # Proxies of a chain may each add their own header line: together they are one list.
@@ -92,29 +119,21 @@ class RateLimitMiddleware:
         item = self.item
         if scope["path"].startswith(CALLBACKS_PATH):
             item, key = self.callback_item, "callbacks:" + key
-        try:
-            allowed = await self.limiter.hit(item, key)
-            if not allowed:
-                stats = await self.limiter.get_window_stats(item, key)
-                retry_after = max(1, math.ceil(stats.reset_time - time.time()))
-        except StorageError:
-            # A rate limiter that is down must not take the payment service down with it.
-            log.warning("ratelimit.storage_unavailable")
-            allowed = True
-        if allowed:
+        counted = await self._hit(item, key)
+        if counted is None:
             await self.app(scope, receive, send)
             return
-        error = RateLimited()
-        body = json.dumps(error.envelope()).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": error.http_status,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"retry-after", str(retry_after).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        allowed, stats = counted
+        reset_in = max(0, math.ceil(stats.reset_time - time.time()))
+        budget = [
+            (b"x-ratelimit-limit", str(item.amount).encode()),
+            (b"x-ratelimit-remaining", str(max(0, stats.remaining)).encode()),
+            (b"x-ratelimit-reset", str(reset_in).encode()),
+        ]
+        if allowed:
+            await self.app(scope, receive, _with_headers(send, budget))
+            return
+        retry_after = max(1, reset_in)
+        # Rendered as every other error is: the same envelope, encoding and content type.
+        refusal = render(RateLimited(headers={"Retry-After": str(retry_after)}))
+        await refusal(scope, receive, _with_headers(send, budget))
