@@ -7,6 +7,7 @@ import dataclasses
 import json
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,10 +70,14 @@ class CliResult:
 CAURI = Path(sys.executable).parent / "cauri"
 
 
-async def run_cli(database_url: str, *args: str) -> CliResult:
-    """Runs the installed `cauri` command against the test database, as an operator would."""
+async def run_cli(
+    database_url: str, *args: str, env_vars: Mapping[str, str] | None = None
+) -> CliResult:
+    """Runs the installed `cauri` command against the test database, as an operator would;
+    `env_vars`: other CAURI_* settings (CAURI_DATABASE_URL too, to reach it otherwise)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CAURI_")}
     env["CAURI_DATABASE_URL"] = database_url.replace("postgresql+asyncpg://", "postgresql://", 1)
+    env |= env_vars or {}
     process = await asyncio.create_subprocess_exec(
         str(CAURI),
         *args,

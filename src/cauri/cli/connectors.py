@@ -16,6 +16,7 @@ import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.calls import service as calls
+from cauri.cli.output import JsonFlag, echo_json, in_transaction
 from cauri.config import get_settings
 from cauri.connectors.errors import ConnectorError
 from cauri.connectors.kinds import ACTIONS
@@ -30,22 +31,10 @@ routes_cli = typer.Typer(
 )
 exchanges_cli = typer.Typer(no_args_is_help=True, help="What was exchanged with operators.")
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
-
 
 def _fail(error: ConnectorError) -> typer.Exit:
     typer.echo(json.dumps(error.envelope(), ensure_ascii=False), err=True)
     return typer.Exit(1)
-
-
-def _in_transaction(work: Any) -> Any:
-    from cauri.cli import _in_transaction as in_transaction
-
-    return in_transaction(work)
-
-
-def _echo_json(data: Any) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, default=str))
 
 
 def _pairs(values: list[str], option: str) -> dict[str, str]:
@@ -160,9 +149,9 @@ def connectors_add(
         views = [v for v in await connectors.accounts(session) if v.account.name == name]
         return account_row(views[0], runtime.settings.public_url) | {"replaced": replaced}
 
-    row = _in_transaction(work)
+    row = in_transaction(work)
     if as_json:
-        _echo_json(row)
+        echo_json(row)
         return
     verb = "replaced" if row["replaced"] else "added"
     typer.echo(f"connector {row['name']} {verb} ({row['kind']}, {row['environment']})")
@@ -178,9 +167,9 @@ def connectors_list(as_json: JsonFlag = False) -> None:
         public_url = runtime.settings.public_url
         return [account_row(view, public_url) for view in await connectors.accounts(session)]
 
-    rows: list[dict[str, Any]] = _in_transaction(work)
+    rows: list[dict[str, Any]] = in_transaction(work)
     if as_json:
-        _echo_json(rows)
+        echo_json(rows)
         return
     if not rows:
         typer.echo("no connector account (cauri connectors add NAME …)")
@@ -241,7 +230,7 @@ def connectors_check(name: str, as_json: JsonFlag = False) -> None:
     except ConnectorError as error:
         raise _fail(error) from error
     if as_json:
-        _echo_json(result)
+        echo_json(result)
     else:
         typer.echo(f"{name}: {'ok' if result['ok'] else 'NOT OK'}: {result['detail']}")
         _echo_facts(result["facts"], "  ")
@@ -274,9 +263,9 @@ def routes_set(
         row = await connectors.set_routes(session, operator, changes, runtime.clock.now())
         return {"operator": row.operator, **{a: row.connectors.get(a) for a in ACTIONS}}
 
-    result = _in_transaction(work)
+    result = in_transaction(work)
     if as_json:
-        _echo_json(result)
+        echo_json(result)
     else:
         _echo_route(result)
 
@@ -298,9 +287,9 @@ def routes_list(as_json: JsonFlag = False) -> None:
             for row in await connectors.routes(session)
         ]
 
-    rows: list[dict[str, Any]] = _in_transaction(work)
+    rows: list[dict[str, Any]] = in_transaction(work)
     if as_json:
-        _echo_json(rows)
+        echo_json(rows)
         return
     if not rows:
         typer.echo("no route: every operator is closed in live mode")
@@ -350,7 +339,7 @@ def exchanges_list(reference: str, as_json: JsonFlag = False) -> None:
     async def work(session: AsyncSession, _: Runtime) -> list[dict[str, Any]]:
         return [operation_row(view) for view in await connectors.exchanges(session, reference)]
 
-    _echo_operations(_in_transaction(work), as_json, f"no operator operation for {reference}")
+    echo_operations(in_transaction(work), as_json, f"no operator operation for {reference}")
 
 
 @exchanges_cli.command("resend")
@@ -386,7 +375,7 @@ def exchanges_review(as_json: JsonFlag = False) -> None:
     async def work(session: AsyncSession, _: Runtime) -> list[dict[str, Any]]:
         return [operation_row(view) for view in await connectors.under_review(session)]
 
-    _echo_operations(_in_transaction(work), as_json, "no operation awaits review")
+    echo_operations(in_transaction(work), as_json, "no operation awaits review")
 
 
 @exchanges_cli.command("settle")
@@ -412,13 +401,17 @@ def exchanges_settle(
     async def work(session: AsyncSession, runtime: Runtime) -> None:
         await calls.settle_by_hand(session, runtime, operation, Outcome(outcome), reason)
 
-    _in_transaction(work)
+    in_transaction(work)
     typer.echo(f"operation {operation_id} {outcome}")
 
 
-def _echo_operations(rows: list[dict[str, Any]], as_json: bool, none: str) -> None:
+def echo_operations(
+    rows: list[dict[str, Any]], as_json: bool, none: str, *, bodies: bool = True
+) -> None:
+    """In text, a line per operation and per exchange; `bodies`: what each exchange sent and
+    received too."""
     if as_json:
-        _echo_json(rows)
+        echo_json(rows)
         return
     if not rows:
         typer.echo(none)
@@ -433,6 +426,8 @@ def _echo_operations(rows: list[dict[str, Any]], as_json: bool, none: str) -> No
                 f"  {ex['created_at']}  {ex['action']}: {ex['method']} {ex['url']} -> {answer} "
                 f"in {ex['duration_ms']} ms" + (f" [{ex['error']}]" if ex["error"] else "")
             )
+            if not bodies:
+                continue
             if ex["request_body"]:
                 typer.echo(f"    sent: {ex['request_body']}")
             if ex["response_body"]:

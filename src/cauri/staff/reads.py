@@ -1,0 +1,129 @@
+"""The staff's reads: a merchant's whole account, a payment with what followed it, the
+payouts held for approval. Read-only: nothing here writes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.balance.service import CurrencyBalance, merchant_balances
+from cauri.connectors.service import OperationView, connectors
+from cauri.kit.errors import InvalidRequest, NotFound
+from cauri.kit.ids import parse_uuid
+from cauri.kit.period import Period
+from cauri.merchants.service import merchants as merchant_service
+from cauri.models import ApiKey, FeeRule, Merchant, Payment, Payout, Refund
+from cauri.models.merchants import MERCHANT_STATUSES
+from cauri.models.payouts import PAYOUT_STATUSES
+from cauri.payouts.service import REQUIRED
+
+
+@dataclass(frozen=True)
+class EnvironmentBalance:
+    livemode: bool
+    balance: CurrencyBalance
+
+
+@dataclass(frozen=True)
+class MerchantOverview:
+    merchant: Merchant
+    keys: Sequence[ApiKey]
+    fee_rules: Sequence[FeeRule]
+    balances: Sequence[EnvironmentBalance]  # test first, then live; XOF always in each
+
+
+@dataclass(frozen=True)
+class PaymentOverview:
+    payment: Payment
+    refunds: Sequence[Refund]  # oldest first
+    operations: Sequence[OperationView]  # the payment's, then each refund's, oldest first
+
+
+@dataclass(frozen=True)
+class PayoutFilter:
+    merchant_id: str | None = None
+    awaiting_approval: bool = False
+    status: str | None = None
+    livemode: bool | None = None
+    period: Period = field(default_factory=Period)
+    limit: int = 50
+
+
+async def merchants(session: AsyncSession, status: str | None = None) -> Sequence[Merchant]:
+    """Every merchant, newest first."""
+    statement = select(Merchant).order_by(Merchant.created_at.desc(), Merchant.id.desc())
+    if status is not None:
+        if status not in MERCHANT_STATUSES:
+            raise InvalidRequest.field("status", f"Statut inconnu : {status}.")
+        statement = statement.where(Merchant.status == status)
+    return (await session.scalars(statement)).all()
+
+
+async def merchant_overview(session: AsyncSession, merchant_id: str) -> MerchantOverview:
+    merchant = await merchant_service.get(session, merchant_id)
+    rules = await session.scalars(
+        select(FeeRule).where(FeeRule.merchant_id == merchant_id).order_by(FeeRule.mode)
+    )
+    balances = [
+        EnvironmentBalance(livemode, balance)
+        for livemode in (False, True)
+        for balance in await merchant_balances(session, merchant_id, livemode)
+    ]
+    return MerchantOverview(
+        merchant=merchant,
+        keys=await merchant_service.list_keys(session, merchant_id),
+        fee_rules=rules.all(),
+        balances=balances,
+    )
+
+
+async def payment_overview(session: AsyncSession, reference: str) -> PaymentOverview:
+    """By its reference or its identifier (`CAU…`), whichever merchant it belongs to: an
+    external_id is only unique within a merchant's environment, so it is not enough here."""
+    reference = reference.strip()
+    key = parse_uuid(reference)
+    match = Payment.identifier == reference
+    payment = await session.scalar(
+        select(Payment).where(match if key is None else or_(Payment.id == key, match))
+    )
+    if payment is None:
+        raise NotFound(f"Paiement introuvable : {reference}.")
+    refunds = (
+        await session.scalars(
+            select(Refund)
+            .where(Refund.payment_id == payment.id)
+            .order_by(Refund.created_at, Refund.reference)
+        )
+    ).all()
+    operations = [
+        view
+        for subject in (str(payment.id), *(refund.reference for refund in refunds))
+        for view in await connectors.exchanges(session, subject)
+    ]
+    return PaymentOverview(payment, refunds, operations)
+
+
+async def payouts(session: AsyncSession, wanted: PayoutFilter) -> Sequence[Payout]:
+    """Newest first; `awaiting_approval`: held until `cauri payouts approve` or `reject`."""
+    conditions = wanted.period.conditions(Payout.created_at)
+    if wanted.merchant_id is not None:
+        await merchant_service.get(session, wanted.merchant_id)
+        conditions.append(Payout.merchant_id == wanted.merchant_id)
+    if wanted.awaiting_approval:
+        conditions.append(Payout.approval == REQUIRED)
+    if wanted.status is not None:
+        if wanted.status not in PAYOUT_STATUSES:
+            raise InvalidRequest.field("status", f"Statut inconnu : {wanted.status}.")
+        conditions.append(Payout.status == wanted.status)
+    if wanted.livemode is not None:
+        conditions.append(Payout.livemode == wanted.livemode)
+    statement = (
+        select(Payout)
+        .where(*conditions)
+        .order_by(Payout.created_at.desc(), Payout.reference.desc())
+        .limit(wanted.limit)
+    )
+    return (await session.scalars(statement)).all()
