@@ -11,6 +11,7 @@ from cauri.catalogue.prediction import PORTABILITY_NOTE, Confidence, Source, pre
 from cauri.catalogue.schemas import PaymentModes, Prediction
 from cauri.connectors.service import connectors
 from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
+from cauri.kit.validation_messages import pattern
 from cauri.merchants.auth import CallerDep
 from cauri.merchants.contract import open_modes
 from cauri.operators import catalogue
@@ -20,7 +21,11 @@ from cauri.runtime import Runtime
 router = APIRouter(route_class=UnitOfWorkRoute, tags=["payment modes"])
 
 # Case-insensitive, like operator codes.
-CountryCode = Annotated[str, Query(pattern="(?i)^(" + "|".join(COUNTRY_NAMES) + ")$")]
+_COUNTRY = pattern(
+    "(?i)^(" + "|".join(COUNTRY_NAMES) + ")$",
+    f"Doit être un code pays parmi {', '.join(COUNTRY_NAMES)}.",
+)
+CountryCode = Annotated[str, Query(pattern=_COUNTRY)]
 
 
 @router.get("/payment-modes", response_model=PaymentModes)
@@ -100,7 +105,9 @@ async def predict_payment_mode(
     caller: CallerDep,
     session: SessionDep,
     runtime: RuntimeDep,
-    phone_number: Annotated[str, Query(description="8 to 15 digits with the country code.")],
+    phone_number: Annotated[
+        str, Query(description="8 to 15 digits with the country code.", examples=["22997000000"])
+    ],
 ) -> dict[str, Any]:
     """The country of a number and the operator it likely belongs to, with a confidence:
     from the numbering plan, and on a live key from pawaPay's prediction when a pawaPay

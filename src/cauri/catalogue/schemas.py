@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 State = Literal["operational", "degraded", "closed"]
 
 
-class Availability(BaseModel):
+class Answer(BaseModel):
+    """Extra keys are forbidden: a field answered and not described here fails the response
+    (and tests/foundation/test_openapi), so the OpenAPI document stays the truth."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Availability(Answer):
     """Whether the mode's payments and payouts go through now: from the failure rate of the
     route's recent requests and from what its connector reports. Closed: a new payment or
     payout is refused at once (402). Test keys: always operational."""
@@ -18,12 +25,12 @@ class Availability(BaseModel):
     payout: State
 
 
-class Fees(BaseModel):
+class Fees(Answer):
     percent: float
     fixed: float
 
 
-class PaymentModeOut(BaseModel):
+class PaymentModeOut(Answer):
     id: int
     name: str
     type: str
@@ -35,12 +42,12 @@ class PaymentModeOut(BaseModel):
     availability: Availability
 
 
-class PaymentModes(BaseModel):
+class PaymentModes(Answer):
     success: Literal[True]
     data: list[PaymentModeOut]
 
 
-class PredictionOut(BaseModel):
+class PredictionOut(Answer):
     phone_number: str = Field(description="Digits, with the country code.")
     country_code: str
     operator: str | None = Field(description="The likely operator code; null: none known.")
@@ -55,6 +62,6 @@ class PredictionOut(BaseModel):
     note: str = Field(description="A prediction is a hint: numbers move between operators.")
 
 
-class Prediction(BaseModel):
+class Prediction(Answer):
     success: Literal[True]
     data: PredictionOut

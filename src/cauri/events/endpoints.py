@@ -7,24 +7,28 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from cauri.events import service
+from cauri.events.schemas import EventObject
 from cauri.http import SessionDep, UnitOfWorkRoute, ok
+from cauri.kit.openapi import ListEnvelope, answers
 from cauri.kit.pagination import PageDep, listing
 from cauri.merchants.auth import CallerDep
 
 router = APIRouter(route_class=UnitOfWorkRoute, tags=["events"])
 
 
-@router.get("/events")
+@router.get("/events", responses=answers(ListEnvelope[EventObject]))
 async def list_events(
     caller: CallerDep,
     session: SessionDep,
     page: PageDep,
     type: Annotated[str | None, Query(max_length=64)] = None,
 ) -> dict[str, Any]:
+    """The events of the environment, newest first (`type` filters by name)."""
     rows, total = await service.list_events(session, caller, page, type)
     return listing([service.envelope(row) for row in rows], page, total)
 
 
-@router.get("/events/{event_id}")
+@router.get("/events/{event_id}", responses=answers(EventObject))
 async def get_event(event_id: str, caller: CallerDep, session: SessionDep) -> dict[str, Any]:
+    """One event, as it was notified."""
     return ok(service.envelope(await service.get(session, caller, event_id)))

@@ -3,10 +3,30 @@
 from __future__ import annotations
 
 import re
+from typing import Annotated
+
+from pydantic import StringConstraints, WithJsonSchema
 
 from cauri.kit.errors import InvalidRequest
 
-_SHAPE = re.compile(r"\+?[0-9]{8,15}")
+SHAPE = r"^\+?[0-9]{8,15}$"
+_SHAPE = re.compile(SHAPE)
+
+# A number as a request gives it. `normalize` checks its shape (with a French message) once
+# the operator, and so the country, is known; the document shows the shape as a pattern.
+PhoneNumber = Annotated[
+    str,
+    StringConstraints(max_length=32),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": SHAPE,
+            "description": "8 to 15 digits, the country code first (229 BJ, 226 BF, 225 CI, "
+            "223 ML, 221 SN, 228 TG, 242 CG); a leading + is tolerated.",
+            "examples": ["22997000000"],
+        }
+    ),
+]
 
 DIAL_CODES: dict[str, str] = {
     "BJ": "229",

@@ -1,0 +1,24 @@
+"""The event as `GET /events` shows it (spec: Events, Envelope), built by
+`service.envelope`; extra keys are forbidden so that a field added there and not here fails
+tests/foundation/test_openapi."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class EventObject(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: UUID = Field(description="Stable across retries: the key to deduplicate on.")
+    event: str = Field(description="`payment.succeeded`, `refund.failed`, `payout.succeeded`…")
+    livemode: bool
+    created_at: datetime
+    data: dict[str, Any] = Field(
+        description="The resource as the API returns it (payment, refund or payout object), "
+        "or the test message of `webhook.test`."
+    )
