@@ -90,8 +90,8 @@ async def test_approve_and_reject_with_the_cli(
     )
 
     held = (await create(client, merchant.headers(True), amount=12_000)).json()["data"]
-    assert held["status"] == "pending"
-    assert await _balance(client, merchant) == (30_000, 0)
+    assert (held["status"], held["awaiting_approval"]) == ("pending", True)
+    assert await _balance(client, merchant) == (30_000, 12_000)  # counted, not debited
     assert fake.disbursed == []
 
     approved = await cauri_json(database_url, "payouts", "approve", held["reference"])
@@ -110,8 +110,10 @@ async def test_approve_and_reject_with_the_cli(
     assert await _balance(client, merchant) == (18_000, 0)
 
     other = (await create(client, merchant.headers(True), amount=15_000)).json()["data"]
+    assert await _balance(client, merchant) == (18_000, 15_000)
     rejected = await cauri_json(database_url, "payouts", "reject", other["reference"])
     assert (rejected["status"], rejected["approval"]) == ("failed", "rejected")
+    assert (rejected["awaiting_approval"], rejected["failure_code"]) == (False, "approval_rejected")
     assert await _balance(client, merchant) == (18_000, 0)
     assert [kind for kind, _ in await events_of(runtime, other["reference"])] == ["payout.failed"]
     assert len(fake.disbursed) == 1
@@ -140,8 +142,9 @@ async def test_cli_refuses_an_approval_the_balance_does_not_cover(
     error = json.loads(err)["error"]
     assert error["code"] == "insufficient_funds"
     assert held["reference"] in error["message"]
-    assert (await _payout(client, merchant, held["reference"]))["status"] == "pending"
-    assert await _balance(client, merchant) == (5000, 0)
+    still = await _payout(client, merchant, held["reference"])
+    assert (still["status"], still["awaiting_approval"]) == ("pending", True)
+    assert await _balance(client, merchant) == (5000, 6000)  # still held, still counted
 
 
 async def test_cli_sets_the_payout_account(

@@ -150,18 +150,21 @@ async def test_above_threshold_is_held_until_approved(
     response = await create(client, headers, amount=10_001, external_id="held")
     assert response.status_code == 201, response.text
     held = response.json()["data"]
-    assert held["status"] == "pending"
+    assert (held["status"], held["awaiting_approval"]) == ("pending", True)
     assert len(fake.disbursed) == 1
     assert await merchant_available(runtime, merchant.id, livemode=LIVE) == 40_000
+    # Held: not debited, yet counted as a payout on its way.
     [row] = (await client.get(BALANCE, headers=headers)).json()["data"]
-    assert (row["available"], row["pending_payouts"]) == (40_000, 0)
+    assert (row["available"], row["pending_payouts"]) == (40_000, 10_001)
     await worker.drain()
     assert await _status(client, headers, "held") == "pending"
 
     await approve(runtime, held["reference"])
     assert await merchant_available(runtime, merchant.id, livemode=LIVE) == 40_000 - 10_001
     [row] = (await client.get(BALANCE, headers=headers)).json()["data"]
-    assert row["pending_payouts"] == 10_001
+    assert (row["available"], row["pending_payouts"]) == (40_000 - 10_001, 10_001)
+    approved = (await client.get(f"{PAYOUTS}/held", headers=headers)).json()["data"]
+    assert (approved["status"], approved["awaiting_approval"]) == ("pending", False)
     await worker.drain()
     assert fake.disbursed[-1].reference == held["reference"]
     assert await _status(client, headers, "held") == "succeeded"

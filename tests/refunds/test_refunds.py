@@ -1,11 +1,11 @@
 """Refunds (DESIGN: Refunds; spec: Errors `conflict`, Events refund.* and payment.refunded):
-one full refund of a succeeded Mobile Money payment, from the balance, paid by the operator."""
+a refund of a succeeded Mobile Money payment, from the balance, paid by the operator. Without
+`amount`, all that remains is refunded (partial refunds: test_partial_refunds)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from typing import Any
 
 import httpx
 from sqlalchemy import text
@@ -23,27 +23,8 @@ from tests.payouts.builders import (
     ledger_postings_for,
     live_operator,
 )
+from tests.refunds.builders import PAYMENTS, REFUNDS, ask_refund, paid_payment
 from tests.support import MerchantKeys, assert_error, card_body, make_merchant, momo_body, scalar
-
-PAYMENTS = "/api/v1/payments"
-REFUNDS = "/api/v1/refunds"
-
-
-async def _paid(
-    client: httpx.AsyncClient, merchant: MerchantKeys, live: bool = False, **body: Any
-) -> dict[str, Any]:
-    response = await client.post(PAYMENTS, json=momo_body(**body), headers=merchant.headers(live))
-    assert response.status_code == 201, response.text
-    payment: dict[str, Any] = response.json()["data"]
-    return payment
-
-
-async def _refund(
-    client: httpx.AsyncClient, merchant: MerchantKeys, payment: str, live: bool = False, **body: Any
-) -> httpx.Response:
-    return await client.post(
-        f"{PAYMENTS}/{payment}/refund", json=body or None, headers=merchant.headers(live)
-    )
 
 
 async def _payment_status(client: httpx.AsyncClient, merchant: MerchantKeys, ref: str) -> str:
@@ -55,9 +36,9 @@ async def _payment_status(client: httpx.AsyncClient, merchant: MerchantKeys, ref
 
 async def test_refund_of_a_succeeded_payment(client: httpx.AsyncClient, runtime: Runtime) -> None:
     merchant = await make_merchant(runtime)
-    payment = await _paid(client, merchant, amount=1500)
+    payment = await paid_payment(client, merchant, amount=1500)
     assert await merchant_available(runtime, merchant.id) == 1500
-    response = await _refund(client, merchant, payment["reference"], reason="Article retourné")
+    response = await ask_refund(client, merchant, payment["reference"], reason="Article retourné")
     assert response.status_code == 201, response.text
     refund = response.json()["data"]
     assert refund["reference"].startswith("re_")
@@ -81,7 +62,7 @@ async def test_refund_of_a_succeeded_payment(client: httpx.AsyncClient, runtime:
 
 async def test_body_is_optional(client: httpx.AsyncClient, runtime: Runtime) -> None:
     merchant = await make_merchant(runtime)
-    payment = await _paid(client, merchant)
+    payment = await paid_payment(client, merchant)
     response = await client.post(
         f"{PAYMENTS}/{payment['reference']}/refund", headers=merchant.headers()
     )
@@ -92,9 +73,11 @@ async def test_body_is_optional(client: httpx.AsyncClient, runtime: Runtime) -> 
 async def test_refusals(client: httpx.AsyncClient, runtime: Runtime) -> None:
     merchant = await make_merchant(runtime)
     card = (await client.post(PAYMENTS, json=card_body(), headers=merchant.headers())).json()
-    assert_error(await _refund(client, merchant, card["data"]["reference"]), 422, "invalid_request")
-    pending = await _paid(client, merchant, phone_number=STAYS_PENDING)
-    assert_error(await _refund(client, merchant, pending["reference"]), 409, "conflict")
+    assert_error(
+        await ask_refund(client, merchant, card["data"]["reference"]), 422, "invalid_request"
+    )
+    pending = await paid_payment(client, merchant, phone_number=STAYS_PENDING)
+    assert_error(await ask_refund(client, merchant, pending["reference"]), 409, "conflict")
     refused = await client.post(
         PAYMENTS,
         json=momo_body(phone_number="22997000001", external_id="refused"),
@@ -102,11 +85,11 @@ async def test_refusals(client: httpx.AsyncClient, runtime: Runtime) -> None:
     )
     failed = (await client.get(f"{PAYMENTS}/refused", headers=merchant.headers())).json()["data"]
     assert refused.status_code == 402 and failed["status"] == "failed"
-    assert_error(await _refund(client, merchant, failed["reference"]), 409, "conflict")
-    paid = await _paid(client, merchant)
-    assert (await _refund(client, merchant, paid["reference"])).status_code == 201
-    assert_error(await _refund(client, merchant, paid["reference"]), 409, "conflict")
-    assert_error(await _refund(client, merchant, "no-such-payment"), 404, "not_found")
+    assert_error(await ask_refund(client, merchant, failed["reference"]), 409, "conflict")
+    paid = await paid_payment(client, merchant)
+    assert (await ask_refund(client, merchant, paid["reference"])).status_code == 201
+    assert_error(await ask_refund(client, merchant, paid["reference"]), 409, "conflict")
+    assert_error(await ask_refund(client, merchant, "no-such-payment"), 404, "not_found")
     assert await scalar(runtime, "SELECT count(*) FROM refunds") == 1
 
 
@@ -124,7 +107,7 @@ async def test_instalment_of_a_plan_is_refunded_only_by_its_plan(
         headers=merchant.headers(),
     )
     assert instalment.json()["data"]["status"] == "succeeded", instalment.text
-    response = await _refund(client, merchant, instalment.json()["data"]["reference"])
+    response = await ask_refund(client, merchant, instalment.json()["data"]["reference"])
     assert_error(response, 409, "conflict")
 
 
@@ -132,9 +115,11 @@ async def test_insufficient_funds_takes_nothing(
     client: httpx.AsyncClient, runtime: Runtime
 ) -> None:
     merchant = await make_merchant(runtime)
-    payment = await _paid(client, merchant, amount=2000)
+    payment = await paid_payment(client, merchant, amount=2000)
     assert (await create(client, merchant.headers(), amount=1500)).status_code == 201
-    assert_error(await _refund(client, merchant, payment["reference"]), 402, "insufficient_funds")
+    assert_error(
+        await ask_refund(client, merchant, payment["reference"]), 402, "insufficient_funds"
+    )
     assert await scalar(runtime, "SELECT count(*) FROM refunds") == 0
     assert await merchant_available(runtime, merchant.id) == 500
     assert await _payment_status(client, merchant, payment["reference"]) == "succeeded"
@@ -144,11 +129,11 @@ async def test_delayed_success(
     client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock, worker: Worker
 ) -> None:
     merchant = await make_merchant(runtime)
-    payment = await _paid(client, merchant, phone_number=SUCCEEDS_LATER)
+    payment = await paid_payment(client, merchant, phone_number=SUCCEEDS_LATER)
     clock.advance(runtime.settings.test_settle_delay)
     await worker.drain()
     assert await _payment_status(client, merchant, payment["reference"]) == "succeeded"
-    refund = (await _refund(client, merchant, payment["reference"])).json()["data"]
+    refund = (await ask_refund(client, merchant, payment["reference"])).json()["data"]
     assert refund["status"] == "pending"
     assert await merchant_available(runtime, merchant.id) == 0
     clock.advance(runtime.settings.test_settle_delay)
@@ -162,14 +147,14 @@ async def test_failure_later_re_credits_and_allows_a_new_refund(
     client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock, worker: Worker
 ) -> None:
     merchant = await make_merchant(runtime)
-    payment = await _paid(client, merchant, phone_number=FAILS_LATER)
+    payment = await paid_payment(client, merchant, phone_number=FAILS_LATER)
     decided = await client.post(
         f"/api/v1/test-helpers/payments/{payment['reference']}/succeed", headers=merchant.headers()
     )
     assert decided.json()["data"]["status"] == "succeeded"
-    refund = (await _refund(client, merchant, payment["reference"])).json()["data"]
+    refund = (await ask_refund(client, merchant, payment["reference"])).json()["data"]
     assert refund["status"] == "pending"
-    assert_error(await _refund(client, merchant, payment["reference"]), 409, "conflict")
+    assert_error(await ask_refund(client, merchant, payment["reference"]), 409, "conflict")
     clock.advance(runtime.settings.test_settle_delay)
     await worker.drain()
     failed = (
@@ -179,7 +164,7 @@ async def test_failure_later_re_credits_and_allows_a_new_refund(
     assert await merchant_available(runtime, merchant.id) == 1000
     assert await _payment_status(client, merchant, payment["reference"]) == "succeeded"
     assert await events_of(runtime, refund["reference"]) == [("refund.failed", failed["data"])]
-    again = await _refund(client, merchant, payment["reference"])
+    again = await ask_refund(client, merchant, payment["reference"])
     assert again.status_code == 201
     assert again.json()["data"]["reference"] != refund["reference"]
 
@@ -189,8 +174,8 @@ async def test_live_refusal_at_initiation_takes_nothing(
 ) -> None:
     fake = live_operator(runtime, refuse_disbursements=True)
     merchant = await make_merchant(runtime)
-    payment = await _paid(client, merchant, live=True)
-    response = await _refund(client, merchant, payment["reference"], live=True)
+    payment = await paid_payment(client, merchant, live=True)
+    response = await ask_refund(client, merchant, payment["reference"], live=True)
     assert_error(response, 402, "refund_failed")
     [sent] = fake.disbursed
     assert (sent.amount, sent.phone_number) == (1000, "22997000000")
@@ -200,7 +185,7 @@ async def test_live_refusal_at_initiation_takes_nothing(
     assert [kind for kind, _ in await events_of(runtime, reference)] == ["refund.failed"]
     # With no adapter left for the operator, the refund cannot be sent either.
     runtime.operators.live_adapters.clear()
-    response = await _refund(client, merchant, payment["reference"], live=True)
+    response = await ask_refund(client, merchant, payment["reference"], live=True)
     assert_error(response, 402, "refund_failed")
     assert await merchant_available(runtime, merchant.id, livemode=True) == 1000
 
@@ -211,13 +196,13 @@ async def test_test_mode_refund_to_a_0001_number_is_refused_at_initiation(
     """The simulator's table applies to refunds (DESIGN, Test mode). A 0001 number is refused
     when it pays, so the payment is made with another number, then its number is changed."""
     merchant = await make_merchant(runtime)
-    payment = await _paid(client, merchant, amount=1500)
+    payment = await paid_payment(client, merchant, amount=1500)
     async with unit_of_work(runtime.sessionmaker) as session:
         await session.execute(
             text("UPDATE payments SET phone_number = '22997000001' WHERE CAST(id AS text) = :id"),
             {"id": payment["reference"]},
         )
-    response = await _refund(client, merchant, payment["reference"])
+    response = await ask_refund(client, merchant, payment["reference"])
     assert_error(response, 402, "refund_failed")
     reference = await scalar(runtime, "SELECT reference FROM refunds WHERE status = 'failed'")
     assert await ledger_postings_for(runtime, reference) == 0
@@ -231,10 +216,12 @@ async def test_refunds_are_private_to_their_merchant_and_environment(
 ) -> None:
     merchant = await make_merchant(runtime)
     other = await make_merchant(runtime, name="Autre")
-    payment = await _paid(client, merchant)
-    assert_error(await _refund(client, other, payment["reference"]), 404, "not_found")
-    assert_error(await _refund(client, merchant, payment["reference"], live=True), 404, "not_found")
-    refund = (await _refund(client, merchant, payment["reference"])).json()["data"]
+    payment = await paid_payment(client, merchant)
+    assert_error(await ask_refund(client, other, payment["reference"]), 404, "not_found")
+    assert_error(
+        await ask_refund(client, merchant, payment["reference"], live=True), 404, "not_found"
+    )
+    refund = (await ask_refund(client, merchant, payment["reference"])).json()["data"]
     for headers in (other.headers(), merchant.headers(livemode=True)):
         response = await client.get(f"{REFUNDS}/{refund['reference']}", headers=headers)
         assert_error(response, 404, "not_found")
@@ -244,10 +231,10 @@ async def test_simultaneous_refunds_of_one_payment_make_one(
     client: httpx.AsyncClient, runtime: Runtime
 ) -> None:
     merchant = await make_merchant(runtime)
-    payment = await _paid(client, merchant, amount=1000)
-    await _paid(client, merchant, amount=5000)
+    payment = await paid_payment(client, merchant, amount=1000)
+    await paid_payment(client, merchant, amount=5000)
     responses = await asyncio.gather(
-        *(_refund(client, merchant, payment["reference"]) for _ in range(30))
+        *(ask_refund(client, merchant, payment["reference"]) for _ in range(30))
     )
     assert Counter(r.status_code for r in responses) == {201: 1, 409: 29}
     assert await scalar(runtime, "SELECT count(*) FROM refunds") == 1

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit.errors import InvalidRequest
@@ -15,6 +15,7 @@ from cauri.kit.money import Currency, to_minor
 from cauri.ledger import holdings, movements
 from cauri.merchants.service import merchants
 from cauri.models import Payout
+from cauri.models.payouts import APPROVAL_REQUIRED
 from cauri.operators.protocol import Outcome
 
 DEFAULT_CURRENCY = "XOF"
@@ -31,14 +32,16 @@ class CurrencyBalance:
 async def _pending_payouts(
     session: AsyncSession, merchant_id: str, livemode: bool
 ) -> dict[str, int]:
-    """What pending payouts have taken from the balance (held ones have taken nothing)."""
+    """What pending payouts take from the balance: those sent, which have taken it, and
+    those held for approval, which will take it once approved (and have taken nothing yet:
+    `available` still counts it)."""
     rows = await session.execute(
         select(Payout.currency, func.sum(Payout.amount + Payout.fee_amount))
         .where(
             Payout.merchant_id == merchant_id,
             Payout.livemode == livemode,
             Payout.status == Outcome.PENDING.value,
-            Payout.debited,
+            or_(Payout.debited, Payout.approval == APPROVAL_REQUIRED),
         )
         .group_by(Payout.currency)
     )

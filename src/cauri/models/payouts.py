@@ -12,7 +12,8 @@ from cauri.models.base import Base
 PAYOUT_STATUSES = ("pending", "succeeded", "failed")
 # None: no approval needed. `required`: held, the balance untouched, until `cauri payouts
 # approve` (then `approved`) or `reject` (then `rejected`, the payout failed).
-APPROVAL_STATES = ("required", "approved", "rejected")
+APPROVAL_REQUIRED = "required"
+APPROVAL_STATES = (APPROVAL_REQUIRED, "approved", "rejected")
 
 
 class Payout(Base):
@@ -59,3 +60,7 @@ class Payout(Base):
     @property
     def total_debited(self) -> int:
         return self.amount + self.fee_amount
+
+    @property
+    def awaiting_approval(self) -> bool:
+        return self.approval == APPROVAL_REQUIRED

@@ -37,23 +37,26 @@ from cauri.kit.errors import (
 from cauri.kit.ids import prefixed
 from cauri.kit.money import EXPONENT, format_major, to_minor
 from cauri.kit.pagination import Page, paginate
+from cauri.kit.period import Period
+from cauri.kit.wording import status_word
 from cauri.ledger import movements
 from cauri.ledger.movements import Holder, Movement
 from cauri.merchants.auth import Caller
 from cauri.merchants.contract import PAYOUT, terms_for
 from cauri.models import Merchant, Payout, lookups
+from cauri.models.payouts import APPROVAL_STATES
 from cauri.operators import catalogue
 from cauri.operators.catalogue import PaymentMode
 from cauri.operators.protocol import OperatorResult, Outcome
 from cauri.payouts import jobs
-from cauri.payouts.schemas import PayoutCreate, Period, payout_object
+from cauri.payouts.schemas import PayoutCreate, payout_object
 from cauri.runtime import Runtime
 
 PAYOUT_MIN = 10
 PAYOUT_MAX = 1_000_000
 CAP_WINDOW = timedelta(hours=24)
 
-REQUIRED, APPROVED, REJECTED = "required", "approved", "rejected"
+REQUIRED, APPROVED, REJECTED = APPROVAL_STATES
 
 
 @dataclass(frozen=True)
@@ -271,10 +274,7 @@ class PayoutService:
         conditions = [Payout.merchant_id == caller.merchant_id, Payout.livemode == caller.livemode]
         if status is not None:
             conditions.append(Payout.status == status)
-        if period.start is not None:
-            conditions.append(Payout.created_at >= period.start)
-        if period.end is not None:
-            conditions.append(Payout.created_at < period.end)
+        conditions.extend(period.conditions(Payout.created_at))
         return await paginate(
             session,
             Payout,
@@ -369,7 +369,7 @@ class PayoutService:
         found = await self.get(session, caller, reference)
         payout = await _FLOW.lock(session, found.reference)
         if payout is None or payout.status != Outcome.PENDING:
-            raise Conflict(f"Le transfert n'est plus en attente ({found.status}).")
+            raise Conflict(f"Le transfert est déjà {status_word(found.status)}.")
         await self._finish(session, runtime, payout, outcome, "test_helper")
         return payout
 

@@ -1,18 +1,28 @@
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body
+from fastapi import APIRouter, Body, Query
 
 from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
+from cauri.kit.errors import Conflict, InsufficientFunds, RefundFailed
+from cauri.kit.openapi import ListEnvelope, answers
+from cauri.kit.pagination import PageDep, listing
+from cauri.kit.period import PeriodDep
 from cauri.merchants.auth import CallerDep
-from cauri.refunds.schemas import RefundCreate, refund_object
-from cauri.refunds.service import refunds
+from cauri.refunds.schemas import RefundCreate, RefundObject, refund_object
+from cauri.refunds.service import RefundFilters, refunds
 
 router = APIRouter(route_class=UnitOfWorkRoute, tags=["refunds"])
 
+Status = Literal["pending", "succeeded", "failed"]
 
-@router.post("/payments/{reference}/refund", status_code=201)
+
+@router.post(
+    "/payments/{reference}/refund",
+    status_code=201,
+    responses=answers(RefundObject, Conflict, InsufficientFunds, RefundFailed, status=201),
+)
 async def refund_payment(
     reference: str,
     caller: CallerDep,
@@ -20,10 +30,29 @@ async def refund_payment(
     runtime: RuntimeDep,
     body: Annotated[RefundCreate | None, Body()] = None,
 ) -> dict[str, Any]:
-    reason = body.reason if body is not None else None
-    return ok(refund_object(await refunds.create(session, runtime, caller, reference, reason)))
+    """Refunds a succeeded Mobile Money payment, in whole or in part (`amount`), from
+    the balance; several refunds until nothing remains."""
+    request = body if body is not None else RefundCreate()
+    return ok(refund_object(await refunds.create(session, runtime, caller, reference, request)))
 
 
-@router.get("/refunds/{reference}")
+@router.get("/refunds", responses=answers(ListEnvelope[RefundObject]))
+async def list_refunds(
+    caller: CallerDep,
+    session: SessionDep,
+    page: PageDep,
+    period: PeriodDep,
+    payment: Annotated[
+        str | None, Query(description="Référence (ou external_id) du paiement remboursé.")
+    ] = None,
+    status: Annotated[Status | None, Query()] = None,
+) -> dict[str, Any]:
+    filters = RefundFilters(payment=payment, status=status, period=period)
+    rows, total = await refunds.list(session, caller, page, filters)
+    return listing([refund_object(r) for r in rows], page, total)
+
+
+@router.get("/refunds/{reference}", responses=answers(RefundObject))
 async def get_refund(reference: str, caller: CallerDep, session: SessionDep) -> dict[str, Any]:
+    """One refund, by its reference."""
     return ok(refund_object(await refunds.get(session, caller, reference)))

@@ -1,8 +1,13 @@
-"""Refunds (DESIGN: Refunds): one full refund of a succeeded Mobile Money payment, taken
-from the merchant's balance and paid back by the operator to the number that paid.
+"""Refunds (DESIGN: Refunds): a succeeded Mobile Money payment is refunded, in one refund
+or in several partial ones, from the merchant's balance, paid back by the operator to the
+number that paid.
 
-The merchant gives back `amount`, what it was credited; the platform keeps its fee. A failed
-refund re-credits the balance and leaves the payment succeeded, so it can be refunded again.
+The merchant gives back at most `amount`, what the customer paid for; the platform keeps
+its fee. What remains refundable is `amount` less the refunds pending or succeeded: a
+failed refund re-credits the balance and gives its amount back to refund again. The
+payment's lock serializes the refunds of one payment, so their sum never exceeds it. The
+payment carries `amount_refunded` (its succeeded refunds) and becomes `refunded` when that
+reaches `amount`.
 
 An instalment that succeeded after its plan's cancellation began is refunded here too, in
 full, from the plan's escrow (`refund_late_instalment`, DESIGN: Plans); should that refund
@@ -12,12 +17,12 @@ fail, its money stays in the escrow and the plan is failed for support.
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from sqlalchemy import select, text
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import Select, func, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.calls import service as calls
@@ -25,7 +30,10 @@ from cauri.calls.requests import Action
 from cauri.disbursements import lifecycle
 from cauri.events import service as events
 from cauri.kit.errors import CauriError, Conflict, InvalidRequest, NotFound, RefundFailed
-from cauri.kit.ids import prefixed
+from cauri.kit.ids import parse_uuid, prefixed
+from cauri.kit.money import format_major, to_minor
+from cauri.kit.pagination import Page, paginate
+from cauri.kit.period import Period
 from cauri.ledger import movements
 from cauri.ledger.movements import Holder, Movement
 from cauri.merchants.auth import Caller
@@ -36,7 +44,7 @@ from cauri.payments.schemas import payment_object
 from cauri.payments.service import payments
 from cauri.plans import settlement as plan_settlement
 from cauri.refunds import jobs
-from cauri.refunds.schemas import refund_object
+from cauri.refunds.schemas import RefundCreate, refund_object
 from cauri.runtime import Runtime
 
 
@@ -70,6 +78,15 @@ _FLOW = lifecycle.Flow(
 )
 
 
+# Why a payment that is not `succeeded` has nothing to refund.
+_NOT_REFUNDABLE = {
+    Outcome.PENDING.value: "Ce paiement est encore en attente ; seul un paiement réussi est "
+    "remboursable.",
+    Outcome.FAILED.value: "Ce paiement a échoué : il n'y a rien à rembourser.",
+    "refunded": "Ce paiement est déjà remboursé en entier.",
+}
+
+
 def _check_refundable(payment: Payment) -> str:
     """The number to pay back, or why this payment cannot be refunded here."""
     mode = catalogue.find(payment.operator)
@@ -80,15 +97,50 @@ def _check_refundable(payment: Payment) -> str:
     if payment.plan_id is not None:
         raise Conflict("Une échéance de plan n'est remboursée que par l'annulation de son plan.")
     if payment.status != Outcome.SUCCEEDED:
-        raise Conflict(f"Seul un paiement réussi est remboursable ; celui-ci est {payment.status}.")
+        raise Conflict(_NOT_REFUNDABLE[payment.status])
     return payment.phone_number
 
 
+async def _refundable(session: AsyncSession, payment: Payment) -> int:
+    """What remains refundable of a locked payment: its amount less its refunds pending or
+    succeeded (a failed one gives its amount back)."""
+    taken = await session.scalar(
+        select(func.coalesce(func.sum(Refund.amount), 0)).where(
+            Refund.payment_id == payment.id, Refund.status != Outcome.FAILED.value
+        )
+    )
+    return payment.amount - int(taken or 0)
+
+
+def _requested(body: RefundCreate, payment: Payment, remaining: int) -> int:
+    """The amount to refund: the body's, within what remains, or all that remains."""
+    if remaining <= 0:
+        raise Conflict(
+            "Ce paiement n'a plus rien à rembourser : ses remboursements réussis ou en cours "
+            "en couvrent tout le montant."
+        )
+    if body.amount is None:
+        return remaining
+    amount = to_minor(body.amount, payment.currency)
+    if amount > remaining:
+        raise InvalidRequest.field(
+            "amount",
+            f"Le montant dépasse ce qui reste remboursable sur ce paiement : "
+            f"{format_major(remaining, payment.currency)}.",
+        )
+    return amount
+
+
 async def _insert(
-    session: AsyncSession, runtime: Runtime, payment: Payment, number: str, reason: str | None
-) -> Refund | None:
-    """A pending refund of the whole `amount` of a locked payment; None when one is already
-    pending or succeeded. An instalment's refund is paid from its plan's escrow."""
+    session: AsyncSession,
+    runtime: Runtime,
+    payment: Payment,
+    amount: int,
+    number: str,
+    reason: str | None,
+) -> Refund:
+    """A pending refund of `amount` of a locked payment. An instalment's refund is paid from
+    its plan's escrow."""
     now = runtime.clock.now()
     values: dict[str, Any] = {
         "reference": prefixed("re"),
@@ -97,7 +149,7 @@ async def _insert(
         "merchant_id": payment.merchant_id,
         "livemode": payment.livemode,
         "status": Outcome.PENDING.value,
-        "amount": payment.amount,
+        "amount": amount,
         "currency": payment.currency,
         "reason": reason,
         "operator": payment.operator,
@@ -105,15 +157,16 @@ async def _insert(
         "created_at": now,
         "updated_at": now,
     }
-    statement = (
-        insert(Refund)
-        .values(values)
-        .on_conflict_do_nothing(
-            index_elements=[Refund.payment_id], index_where=text("status <> 'failed'")
-        )
-        .returning(Refund)
-    )
-    return (await session.scalars(statement)).one_or_none()
+    return (await session.scalars(insert(Refund).values(values).returning(Refund))).one()
+
+
+@dataclass(frozen=True)
+class RefundFilters:
+    """The filters of a refund list (DESIGN: Refunds)."""
+
+    payment: str | None = None  # the payment's reference or external_id
+    status: str | None = None
+    period: Period = field(default_factory=Period)
 
 
 class RefundService:
@@ -123,16 +176,16 @@ class RefundService:
         runtime: Runtime,
         caller: Caller,
         payment_reference: str,
-        reason: str | None,
+        body: RefundCreate,
     ) -> Refund:
         found = await payments.get(session, caller, payment_reference)
-        # The payment's lock serializes the refunds of one payment.
+        # The payment's lock serializes the refunds of one payment: what remains refundable
+        # is read and taken under it.
         payment = await payments.lock(session, found.id)
         assert payment is not None  # read just above; payments are never deleted
         number = _check_refundable(payment)
-        refund = await _insert(session, runtime, payment, number, reason)
-        if refund is None:
-            raise Conflict("Ce paiement a déjà un remboursement en cours ou réussi.")
+        amount = _requested(body, payment, await _refundable(session, payment))
+        refund = await _insert(session, runtime, payment, amount, number, body.reason)
         await self._send(session, runtime, refund, payment)
         return refund
 
@@ -148,10 +201,11 @@ class RefundService:
             return
         assert payment.phone_number is not None  # the settlement enqueues Mobile Money only
         await plan_settlement.lock(session, payment.plan_id)
-        reason = f"Versement reçu après l'annulation du plan {payment.plan_id}"
-        refund = await _insert(session, runtime, payment, payment.phone_number, reason)
-        if refund is None:
+        remaining = await _refundable(session, payment)
+        if remaining == 0:
             return  # a run of this job already started it
+        reason = f"Versement reçu après l'annulation du plan {payment.plan_id}"
+        refund = await _insert(session, runtime, payment, remaining, payment.phone_number, reason)
         try:
             await self._send(session, runtime, refund, payment)
         except CauriError as refusal:
@@ -175,18 +229,23 @@ class RefundService:
         outcome: Outcome,
         reason: str | None,
     ) -> None:
-        """Success refunds the payment; a failure re-credits what was debited, if it was."""
+        """Success adds to what the payment has refunded, and refunds it once that is all of
+        it; a failure re-credits what was debited, if it was."""
         now = runtime.clock.now()
+        fully_refunded = False
         if outcome is Outcome.SUCCEEDED:
-            payment.status = "refunded"
+            payment.amount_refunded += refund.amount
             payment.updated_at = now
+            fully_refunded = payment.amount_refunded == payment.amount
+            if fully_refunded:
+                payment.status = "refunded"
         elif refund.plan_id is not None:
             await plan_settlement.late_refund_failed(session, refund.plan_id)
         # A payment's callback_url takes priority for everything about that payment.
         await _FLOW.finish(
             session, runtime, refund, outcome, reason, callback_url=payment.callback_url
         )
-        if outcome is Outcome.SUCCEEDED:
+        if fully_refunded:
             await events.emit(
                 session,
                 merchant_id=payment.merchant_id,
@@ -210,6 +269,19 @@ class RefundService:
         if refund is None:
             raise NotFound("Remboursement introuvable.")
         return refund
+
+    async def list(
+        self, session: AsyncSession, caller: Caller, page: Page, filters: RefundFilters
+    ) -> tuple[Sequence[Refund], int]:
+        conditions = [Refund.merchant_id == caller.merchant_id, Refund.livemode == caller.livemode]
+        if filters.payment is not None:
+            conditions.append(Refund.payment_id.in_(_payments_named(caller, filters.payment)))
+        if filters.status is not None:
+            conditions.append(Refund.status == filters.status)
+        conditions.extend(filters.period.conditions(Refund.created_at))
+        return await paginate(
+            session, Refund, conditions, (Refund.created_at.desc(), Refund.reference.desc()), page
+        )
 
     async def check_status(self, session: AsyncSession, runtime: Runtime, reference: str) -> None:
         """Asks the operator again about a pending refund (a delayed outcome). Locks the
@@ -238,6 +310,18 @@ class RefundService:
 
 
 refunds = RefundService()
+
+
+def _payments_named(caller: Caller, reference: str) -> Select[uuid.UUID]:
+    """The caller's payments whose reference or external_id is `reference` (none: an empty
+    list, as for any filter that matches nothing)."""
+    key = parse_uuid(reference)
+    named = Payment.external_id == reference
+    return select(Payment.id).where(
+        Payment.merchant_id == caller.merchant_id,
+        Payment.livemode == caller.livemode,
+        named if key is None else or_(Payment.id == key, named),
+    )
 
 
 async def _apply_answer(
