@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from fastapi import Depends, Request, Response
+from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.exceptions import HTTPException
@@ -35,6 +36,41 @@ def refuse_unstorable_parameters(request: Request) -> None:
             raise InvalidRequest.field(field, "Le paramètre contient un caractère interdit (NUL).")
 
 
+def declared_query_names(dependant: Dependant) -> frozenset[str]:
+    """The query parameters a route reads, its dependencies' included (page, from, to…)."""
+    names: set[str] = set()
+    pending = [dependant]
+    while pending:
+        current = pending.pop()
+        names.update(param.alias for param in current.query_params)
+        pending.extend(current.dependencies)
+    return frozenset(names)
+
+
+def refuse_unknown_query_parameters(request: Request, declared: frozenset[str]) -> None:
+    """A misspelt or unsupported filter must not silently return everything."""
+    unknown = [name for name in request.query_params if name not in declared]
+    if unknown:
+        raise InvalidRequest(
+            "La requête contient un paramètre inconnu.",
+            {name: ["Paramètre inconnu."] for name in unknown},
+        )
+
+
+async def refuse_unexpected_body(request: Request) -> None:
+    """A route that reads no body would silently ignore every field of one."""
+    if not (await request.body()).strip():
+        return
+    sent = await request.json()
+    if sent is None or sent == {}:
+        return
+    if isinstance(sent, dict):
+        raise InvalidRequest(
+            "La requête contient un champ inconnu.", {name: ["Champ inconnu."] for name in sent}
+        )
+    raise InvalidRequest.field("body", "Cette route ne prend pas de corps de requête.")
+
+
 async def _run(handler: Handler, request: Request) -> Response:
     try:
         return await handler(request)
@@ -50,14 +86,24 @@ class UnitOfWorkRoute(APIRoute):
     """Opens the request's session and commits it before the response leaves, so a client
     never reads a success that was not durable; rolls back on any error, except the errors
     that record a fact (`keeps_writes`). Bodies are read strictly, and parameters that
-    PostgreSQL could not store are refused before any handler or dependency runs."""
+    PostgreSQL could not store are refused before any handler or dependency runs, with the
+    query parameters and body fields that the route does not declare (body models refuse
+    theirs: cauri.kit.request_body)."""
+
+    # Off for routes that take what others send as it comes (operators' notifications).
+    strict_input: ClassVar[bool] = True
 
     def get_route_handler(self) -> Handler:
         handler = super().get_route_handler()
+        declared = declared_query_names(self.dependant)
 
         async def handle(request: Request) -> Response:
             request = StrictJsonRequest(request.scope, request.receive)
             refuse_unstorable_parameters(request)
+            if self.strict_input:
+                refuse_unknown_query_parameters(request, declared)
+                if self.body_field is None:
+                    await refuse_unexpected_body(request)
             runtime: Runtime = request.app.state.runtime
             async with runtime.sessionmaker() as session:
                 request.state.session = session

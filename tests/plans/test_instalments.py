@@ -295,13 +295,20 @@ async def test_instalment_is_a_payment_object_described_by_the_service(
 ) -> None:
     merchant = await make_merchant(runtime)
     plan = await create_plan(client, merchant)
+    # Not an instalment's fields (spec): refused, not ignored (issue 12), since an external_id
+    # taken for an idempotency key that it is not would let a retry pay twice.
+    refused = await pay(
+        client, merchant, plan["reference"], amount=2_000, description="d", external_id="e"
+    )
+    assert set(assert_error(refused, 422, "invalid_request")["details"]) == {
+        "description",
+        "external_id",
+    }
     response = await pay(
         client,
         merchant,
         plan["reference"],
         amount=2_000,
-        description="ignorée",
-        external_id="ignoré",
         customer={"firstname": "Awa"},
         metadata={"panier": 7},
     )

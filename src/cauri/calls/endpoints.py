@@ -12,7 +12,13 @@ from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.operators.protocol import Notice
 from cauri.runtime import Runtime
 
-router = APIRouter(route_class=UnitOfWorkRoute, tags=["operator callbacks"])
+
+class CallbackRoute(UnitOfWorkRoute):
+    # Operators send what they send: query parameters of their own, bodies of any shape.
+    strict_input = False
+
+
+router = APIRouter(route_class=CallbackRoute, tags=["operator callbacks"])
 
 
 def _as_addressed(request: Request, runtime: Runtime) -> str:

@@ -38,6 +38,7 @@ from cauri.connectors.registry import ADAPTER_PREFIX, Routed
 from cauri.kit.db import unit_of_work
 from cauri.kit.errors import Conflict, NotFound, Unauthorized
 from cauri.kit.ids import parse_uuid
+from cauri.kit.wording import status_word
 from cauri.models import OperatorExchange, OperatorOperation
 from cauri.operators.protocol import (
     NOTIFICATION_TOKEN,
@@ -342,7 +343,10 @@ async def settle_by_hand(
     if operation is None:
         raise NotFound(f"Aucune opération {operation_id}.")
     if operation.status != "pending":
-        raise Conflict(f"L'opération {operation_id} est déjà {operation.status}.")
+        raise Conflict(
+            f"L'opération {operation_id} n'est plus en attente "
+            f"(statut : {status_word(operation.status)})."
+        )
     note = Exchange("manual_settlement", "CLI", "cauri exchanges settle", reason, None, None, 0)
     await _exchanges(session, runtime, operation.connector, operation.id, (note,))
     await _settle(session, runtime, operation.id, OperatorResult(outcome, reason=reason))

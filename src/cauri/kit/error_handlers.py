@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException
 from starlette.types import Receive, Scope, Send
 
+from cauri.kit import validation_messages
 from cauri.kit.errors import (
     CauriError,
     InvalidRequest,
@@ -34,17 +35,9 @@ def _field_name(loc: tuple[Any, ...]) -> str:
 
 def _message(error: dict[str, Any]) -> str:
     kind = error.get("type", "")
-    if kind == "missing":
-        return "Champ obligatoire."
-    if kind == "json_invalid":
-        return "Le corps de la requête n'est pas un JSON valide."
     if kind in {"model_attributes_type", "dict_type"} and not error.get("loc", ())[1:]:
         return "Le corps de la requête doit être un objet JSON."
-    if kind == "extra_forbidden":
-        return "Champ inconnu."
-    # Pydantic's own English text says precisely what is wrong with a value; it is kept
-    # behind a French lead, since programs must branch on `code` only.
-    return f"Valeur invalide : {error.get('msg', '')}"
+    return validation_messages.french(error)
 
 
 def validation_error(exc: RequestValidationError) -> InvalidRequest:
@@ -104,15 +97,10 @@ class ErrorBody(BaseModel):
 
 
 class ErrorEnvelope(BaseModel):
-    """The spec's error envelope, as the OpenAPI document shows it for every 4xx and 5xx."""
+    """The spec's error envelope, as the OpenAPI document shows it for every refusal
+    (cauri.openapi.document)."""
 
     model_config = ConfigDict(extra="forbid")
 
     success: Literal[False]
     error: ErrorBody
-
-
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    "4XX": {"model": ErrorEnvelope, "description": "Requête refusée"},
-    "5XX": {"model": ErrorEnvelope, "description": "Incident du service"},
-}

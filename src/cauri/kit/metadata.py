@@ -21,7 +21,9 @@ def _as_json(value: Any) -> Any:
     if isinstance(value, Decimal):
         number = float(value)
         if not math.isfinite(number):
-            raise PydanticCustomError("metadata_number", "un nombre des métadonnées est trop grand")
+            raise PydanticCustomError(
+                "metadata_number", "Un nombre des métadonnées est trop grand."
+            )
         return number
     if isinstance(value, dict):
         return {key: _as_json(item) for key, item in value.items()}
@@ -34,7 +36,7 @@ def _bounded(value: dict[str, Any]) -> dict[str, Any]:
     if len(value) > MAX_METADATA_KEYS:
         raise PydanticCustomError(
             "metadata_keys",
-            "les métadonnées ont plus de {limit} clés",
+            "Les métadonnées ont plus de {limit} clés.",
             {"limit": MAX_METADATA_KEYS},
         )
     stored: dict[str, Any] = _as_json(value)
@@ -42,7 +44,7 @@ def _bounded(value: dict[str, Any]) -> dict[str, Any]:
     if size > MAX_METADATA_BYTES:
         raise PydanticCustomError(
             "metadata_size",
-            "les métadonnées dépassent {limit} octets une fois sérialisées",
+            "Les métadonnées dépassent {limit} octets une fois sérialisées.",
             {"limit": MAX_METADATA_BYTES},
         )
     return stored

@@ -26,7 +26,7 @@ def _json_number(value: object) -> object:
     # The strict JSON reader gives ints and Decimals for numbers; a quoted amount or a
     # boolean is another type, and converting it would hide a client's mistake.
     if isinstance(value, bool) or not isinstance(value, int | Decimal):
-        raise PydanticCustomError("json_number", "le montant doit être un nombre JSON")
+        raise PydanticCustomError("json_number", "Le montant doit être un nombre JSON.")
     return value
 
 

@@ -68,6 +68,9 @@ class PageRoute(UnitOfWorkRoute):
     """A unit of work whose errors are rendered as HTML pages. The unit of work has already
     rolled back (or kept a recorded fact) when the error reaches this wrapper."""
 
+    # Customers' browsers arrive with what links and operators' pages add (utm_source…).
+    strict_input = False
+
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 

@@ -2,33 +2,48 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 
 from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
+from cauri.kit.errors import Conflict
+from cauri.kit.openapi import ListEnvelope, answers
 from cauri.kit.pagination import PageDep, listing
 from cauri.merchants.auth import CallerDep
 from cauri.webhooks import service
-from cauri.webhooks.schemas import EndpointUpdate, delivery_entry, endpoint_object
+from cauri.webhooks.schemas import (
+    DeliveryEntry,
+    EndpointObject,
+    EndpointUpdate,
+    TestSent,
+    delivery_entry,
+    endpoint_object,
+)
 
 router = APIRouter(route_class=UnitOfWorkRoute, tags=["webhooks"])
 
+DeliveryStatus = Literal["pending", "success", "failed"]
 
-@router.put("/webhooks/endpoint")
+
+@router.put("/webhooks/endpoint", responses=answers(EndpointObject))
 async def set_endpoint(
     body: EndpointUpdate, caller: CallerDep, session: SessionDep, runtime: RuntimeDep
 ) -> dict[str, Any]:
+    """Sets (or, with `url: null`, disables) the environment's endpoint; returns its
+    signing secret, which `rotate_secret: true` renews."""
     return ok(endpoint_object(await service.configure(session, runtime, caller, body)))
 
 
-@router.get("/webhooks/endpoint")
+@router.get("/webhooks/endpoint", responses=answers(EndpointObject))
 async def get_endpoint(caller: CallerDep, session: SessionDep) -> dict[str, Any]:
+    """The environment's endpoint and its signing secret."""
     return ok(endpoint_object(await service.endpoint(session, caller)))
 
 
-@router.post("/webhooks/test")
+@router.post("/webhooks/test", responses=answers(TestSent))
 async def send_test(caller: CallerDep, session: SessionDep, runtime: RuntimeDep) -> dict[str, Any]:
+    """Sends a signed `webhook.test` event to the endpoint."""
     result = await service.send_test(session, runtime, caller)
     data: dict[str, Any] = {
         "sent": result.sent,
@@ -40,14 +55,23 @@ async def send_test(caller: CallerDep, session: SessionDep, runtime: RuntimeDep)
     return ok(data)
 
 
-@router.get("/webhooks/deliveries")
-async def list_deliveries(caller: CallerDep, session: SessionDep, page: PageDep) -> dict[str, Any]:
-    rows, total = await service.list_deliveries(session, caller, page)
+@router.get("/webhooks/deliveries", responses=answers(ListEnvelope[DeliveryEntry]))
+async def list_deliveries(
+    caller: CallerDep,
+    session: SessionDep,
+    page: PageDep,
+    status: Annotated[DeliveryStatus | None, Query()] = None,
+) -> dict[str, Any]:
+    """The delivery log of the key's environment, newest first."""
+    rows, total = await service.list_deliveries(session, caller, page, status)
     return listing([delivery_entry(row) for row in rows], page, total)
 
 
-@router.post("/webhooks/deliveries/{delivery_id}/retry")
+@router.post("/webhooks/deliveries/{delivery_id}/retry", responses=answers(DeliveryEntry, Conflict))
 async def retry_delivery(
     delivery_id: str, caller: CallerDep, session: SessionDep, runtime: RuntimeDep
 ) -> dict[str, Any]:
-    return ok(delivery_entry(await service.retry(session, runtime, caller, delivery_id)))
+    """A failed delivery gets a new series of attempts; a pending one its next attempt now
+    (409 once it succeeded)."""
+    delivery = await service.retry(session, runtime, caller, delivery_id)
+    return ok(delivery_entry(await service.logged(session, delivery)))

@@ -36,3 +36,29 @@ async def enqueue_attempt(
         now=now,
         delay=delay,
     )
+
+
+async def attempt_now(
+    session: AsyncSession,
+    *,
+    delivery_id: uuid.UUID,
+    attempt: int,
+    merchant_id: str,
+    livemode: bool,
+    now: datetime,
+) -> None:
+    """Makes the attempt due now: its queued job is brought forward, or queued when there is
+    none (a failed delivery has none); one already under way is left to finish, so that the
+    endpoint never gets the same attempt twice."""
+    found = await jobs.DELIVER.hasten(
+        session, jobs.Attempt(str(delivery_id), attempt), livemode=livemode, now=now
+    )
+    if not found:
+        await enqueue_attempt(
+            session,
+            delivery_id=delivery_id,
+            attempt=attempt,
+            merchant_id=merchant_id,
+            livemode=livemode,
+            now=now,
+        )

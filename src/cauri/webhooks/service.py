@@ -4,18 +4,17 @@ test notifications, and the attempt cycle of a delivery (pending → success | f
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Integer, String, insert, literal, select, update
+from sqlalchemy import ColumnElement, Integer, String, func, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cauri.events import service as events
 from cauri.kit.errors import Conflict, NotFound
 from cauri.kit.ids import parse_uuid
-from cauri.kit.pagination import Page, paginate
+from cauri.kit.pagination import Page
 from cauri.merchants.auth import Caller
 from cauri.merchants.service import new_webhook_secret
 from cauri.models import Event, WebhookAttempt, WebhookDelivery, WebhookEndpoint
@@ -23,8 +22,8 @@ from cauri.runtime import Runtime
 from cauri.webhooks import breaker, url_safety
 from cauri.webhooks.breaker import Circuit
 from cauri.webhooks.delivery import AttemptOutcome, Notification, serialize
-from cauri.webhooks.scheduling import enqueue_attempt
-from cauri.webhooks.schemas import EndpointUpdate
+from cauri.webhooks.scheduling import attempt_now, enqueue_attempt
+from cauri.webhooks.schemas import EndpointUpdate, LoggedDelivery
 
 TEST_EVENT = "webhook.test"
 TEST_MESSAGE = "Ceci est une notification de test envoyée par Cauri."
@@ -97,31 +96,58 @@ async def send_test(session: AsyncSession, runtime: Runtime, caller: Caller) -> 
     return WebhookTestResult(delivery is not None, event_id, delivery.url if delivery else None)
 
 
-async def list_deliveries(
-    session: AsyncSession, caller: Caller, page: Page
-) -> tuple[Sequence[WebhookDelivery], int]:
-    conditions = [
+# What the log shows besides the delivery row: the resource its event is about, and the
+# last attempt's error (through the attempts' unique (delivery_id, number) index).
+_LOGGED = select(
+    WebhookDelivery,
+    Event.data["reference"].astext,
+    select(WebhookAttempt.error)
+    .where(WebhookAttempt.delivery_id == WebhookDelivery.id)
+    .order_by(WebhookAttempt.number.desc())
+    .limit(1)
+    .correlate(WebhookDelivery)
+    .scalar_subquery(),
+).join(Event, Event.id == WebhookDelivery.event_id)
+
+
+def _yours(caller: Caller) -> list[ColumnElement[bool]]:
+    return [
         WebhookDelivery.merchant_id == caller.merchant_id,
         WebhookDelivery.livemode == caller.livemode,
     ]
-    return await paginate(
-        session,
-        WebhookDelivery,
-        conditions,
-        (
-            WebhookDelivery.created_at.desc(),
-            WebhookDelivery.id.desc(),
-        ),
-        page,
+
+
+async def list_deliveries(
+    session: AsyncSession, caller: Caller, page: Page, status: str | None
+) -> tuple[list[LoggedDelivery], int]:
+    """The log, newest first."""
+    conditions = _yours(caller)
+    if status is not None:
+        conditions.append(WebhookDelivery.status == status)
+    total = await session.scalar(
+        select(func.count()).select_from(WebhookDelivery).where(*conditions)
     )
+    rows = await session.execute(
+        _LOGGED.where(*conditions)
+        .order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc())
+        .offset(page.offset)
+        .limit(page.per_page)
+    )
+    return [LoggedDelivery(*row) for row in rows], int(total or 0)
+
+
+async def logged(session: AsyncSession, delivery: WebhookDelivery) -> LoggedDelivery:
+    row = (await session.execute(_LOGGED.where(WebhookDelivery.id == delivery.id))).one()
+    return LoggedDelivery(*row)
 
 
 async def retry(
     session: AsyncSession, runtime: Runtime, caller: Caller, delivery_id: str
 ) -> WebhookDelivery:
-    """Reopens a failed delivery for a new series of attempts, to the address the event
-    would go to now: its `callback_url`, else the endpoint (which the merchant may have
-    fixed since)."""
+    """Sends a delivery again now, to the address the event would go to now: its
+    `callback_url`, else the endpoint (which the merchant may have fixed since). A failed
+    delivery gets a new series of attempts; a pending one gets its next attempt at once
+    (its schedule goes on from there). An attempt under way is not doubled."""
     as_uuid = parse_uuid(delivery_id)
     if as_uuid is None:
         raise NotFound("Livraison introuvable.")
@@ -129,31 +155,26 @@ async def retry(
         await session.execute(
             select(WebhookDelivery, Event.callback_url)
             .join(Event, Event.id == WebhookDelivery.event_id)
-            .where(
-                WebhookDelivery.id == as_uuid,
-                WebhookDelivery.merchant_id == caller.merchant_id,
-                WebhookDelivery.livemode == caller.livemode,
-            )
+            .where(WebhookDelivery.id == as_uuid, *_yours(caller))
             .with_for_update(of=WebhookDelivery)
         )
     ).one_or_none()
     if row is None:
         raise NotFound("Livraison introuvable.")
     delivery, callback_url = row
-    if delivery.status != "failed":
-        raise Conflict(
-            f"Seule une livraison en échec peut être relancée ; celle-ci est {delivery.status}."
-        )
+    if delivery.status == "success":
+        raise Conflict("Cette livraison a abouti : il n'y a rien à relancer.")
     url = callback_url or (await endpoint(session, caller)).url
     if url is None:
         raise Conflict(NO_ENDPOINT_REASON)
     now = runtime.clock.now()
     delivery.url = url
-    delivery.status = "pending"
-    delivery.series_attempts = 0
+    if delivery.status == "failed":
+        delivery.status = "pending"
+        delivery.series_attempts = 0
     delivery.next_attempt_at = now
     await session.flush()
-    await enqueue_attempt(
+    await attempt_now(
         session,
         delivery_id=delivery.id,
         attempt=delivery.attempts + 1,

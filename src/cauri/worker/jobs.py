@@ -51,6 +51,19 @@ class JobKind(Generic[P]):
             group=group,
         )
 
+    async def hasten(
+        self, session: AsyncSession, payload: P, *, livemode: bool, now: datetime
+    ) -> bool:
+        """Makes the job with `payload` due now; False when no such job waits or runs."""
+        return await queue.hasten(
+            session,
+            self.name,
+            dataclasses.asdict(payload),  # type: ignore[call-overload]
+            family=self.family,
+            livemode=livemode,
+            now=now,
+        )
+
 
 @dataclass(frozen=True)
 class Job(Generic[P]):

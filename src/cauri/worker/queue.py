@@ -75,6 +75,17 @@ _CLAIM_CAPPED = text(
     "  FOR UPDATE OF jobs SKIP LOCKED) " + _TAKE_PICKED
 )
 
+# Brings a queued job forward (never back), and says whether the job is queued or running:
+# a job that is neither (it failed, or was never queued) is not there to run.
+_HASTEN = text(
+    "WITH moved AS (UPDATE jobs SET run_at = LEAST(run_at, :now) WHERE lane = :lane "
+    "  AND kind = :kind AND status = 'queued' AND payload = CAST(:payload AS jsonb) "
+    "  RETURNING id) "
+    "SELECT EXISTS (SELECT FROM moved) OR EXISTS (SELECT FROM jobs WHERE lane = :lane "
+    "  AND kind = :kind AND status = 'running' AND payload = CAST(:payload AS jsonb)), "
+    "  pg_notify('cauri_jobs', '')"
+)
+
 _RENEW = text(
     "UPDATE jobs SET locked_until = :lease_until "
     "WHERE id = :id AND attempts = :attempts AND status = 'running'"
@@ -131,6 +142,29 @@ async def enqueue(
         },
     )
     return int(result.scalar_one())
+
+
+async def hasten(
+    session: AsyncSession,
+    kind: str,
+    payload: dict[str, Any],
+    *,
+    livemode: bool,
+    now: datetime,
+    family: lanes.Family = lanes.Family.MONEY,
+) -> bool:
+    """Makes the queued job of `kind` with exactly `payload` due at `now`, in the caller's
+    transaction; whether that job is queued or running (False: queue it anew)."""
+    result = await session.execute(
+        _HASTEN,
+        {
+            "lane": lanes.lane_of(family, livemode=livemode),
+            "kind": kind,
+            "payload": json.dumps(payload),
+            "now": now,
+        },
+    )
+    return bool(result.scalar_one())
 
 
 async def claim(
