@@ -4,7 +4,9 @@
   `payments.amount_refunded` sums the succeeded ones.
 - fee bearer: the merchant's setting, copied on each payment when it is created so that a
   later change never alters a payment in flight.
-- plans: how the staff resolved a plan whose cancellation refund failed.
+- plans: what went back to the customer (`refunded_amount`), and how the staff resolved a
+  plan whose cancellation refund failed; a resolution's refund may follow a succeeded one
+  (a late instalment's money left in escrow), so only one plan refund at a time is pending.
 
 Revision ID: 0015_merchant_expectations
 Revises: 0014_worker_heartbeats
@@ -47,6 +49,10 @@ def upgrade() -> None:
         op.create_check_constraint(
             op.f(f"ck_{table}_fee_bearer"), table, "fee_bearer IN ('customer', 'merchant')"
         )
+    op.add_column(
+        "installment_plans",
+        sa.Column("refunded_amount", sa.BigInteger(), server_default="0", nullable=False),
+    )
     op.add_column("installment_plans", sa.Column("resolution", sa.String(), nullable=True))
     op.add_column(
         "installment_plans", sa.Column("resolution_reason", sa.String(), nullable=True)
@@ -60,11 +66,24 @@ def upgrade() -> None:
         "installment_plans",
         "resolution IN ('refunded', 'released_to_merchant')",
     )
+    _plan_refunds_unique_while("status = 'pending'")
+
+
+def _plan_refunds_unique_while(condition: str) -> None:
+    op.drop_index("uq_plan_refunds_plan_id", table_name="plan_refunds")
+    op.create_index(
+        "uq_plan_refunds_plan_id",
+        "plan_refunds",
+        ["plan_id"],
+        unique=True,
+        postgresql_where=sa.text(condition),
+    )
 
 
 def downgrade() -> None:
     op.drop_constraint(op.f("ck_installment_plans_resolution"), "installment_plans")
-    for column in ("resolved_at", "resolution_reason", "resolution"):
+    _plan_refunds_unique_while("status <> 'failed'")
+    for column in ("resolved_at", "resolution_reason", "resolution", "refunded_amount"):
         op.drop_column("installment_plans", column)
     for table in ("payments", "merchants"):
         op.drop_constraint(op.f(f"ck_{table}_fee_bearer"), table)

@@ -157,7 +157,7 @@ _DEBITED_TOTAL = text(
 )
 _PLAN_ROW = text(
     "SELECT status, paid_amount, target_amount, creation_fee_amount, creation_fee_paid, "
-    "       coalesce(penalty_amount, 0), coalesce(refund_amount, 0) "
+    "       coalesce(penalty_amount, 0), coalesce(refund_amount, 0), resolution "
     "FROM installment_plans WHERE CAST(id AS text) = :plan"
 )
 
@@ -175,13 +175,16 @@ async def assert_plan_reconciles(runtime: Runtime, plan_reference: str, *, held:
         ).one()
         debited = (await session.execute(_DEBITED_TOTAL, params)).scalar_one()
         refund_debited = (await session.execute(_REFUND_DEBITED, params)).scalar_one()
-        status, paid, target, fee, fee_paid, penalty, refund = (
+        status, paid, target, fee, fee_paid, penalty, refund, resolution = (
             await session.execute(_PLAN_ROW, params)
         ).one()
     assert kept == debited - refunded - late_refunded, (kept, debited, refunded, late_refunded)
     assert plan_fees == (fee if fee_paid else 0)
     assert penalties == penalty
-    assert released == (target if status == "succeeded" else 0)
+    if resolution == "released_to_merchant":  # the staff's: all the escrow held, once
+        assert in_escrow == 0 and released == paid - penalties - refunded + held
+    else:
+        assert released == (target if status == "succeeded" else 0)
     assert merchant == released  # a late instalment never reaches the merchant's balance
     # The plan's refund is out of the escrow from when it is sent until it fails (then the
     # reversal puts it back), and the ledger says what its row says.

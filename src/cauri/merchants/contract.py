@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from enum import StrEnum
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -17,12 +18,20 @@ from cauri.operators.catalogue import PaymentMode
 PAYOUT = "payout"
 
 
+class FeeBearer(StrEnum):
+    """Who pays a payment's commission (DESIGN: fee bearer)."""
+
+    CUSTOMER = "customer"  # debited amount + fee; the merchant is credited amount
+    MERCHANT = "merchant"  # debited amount; the merchant is credited amount - fee
+
+
 @dataclass(frozen=True)
 class Terms:
     percent: Decimal
     # In minor units, by the currency fixed fees are set in (kit.money.FIXED_FEE_CURRENCIES).
     fixed: Mapping[str, int]
     disabled: bool = False
+    fee_bearer: FeeBearer = FeeBearer.CUSTOMER
 
     def fixed_in(self, currency: str) -> int:
         return self.fixed.get(fixed_fee_currency(currency), 0)
@@ -39,7 +48,8 @@ class Terms:
 _TERMS = text(
     "SELECT m.mode, coalesce(r.percent, d.percent, 0), coalesce(r.fixed, d.xof, 0), "
     "       coalesce(r.fixed_eur, d.eur, 0), coalesce(r.fixed_usd, d.usd, 0), "
-    "       coalesce(r.disabled, false) "
+    "       coalesce(r.disabled, false), "
+    "       (SELECT fee_bearer FROM merchants WHERE id = :merchant_id) "
     "FROM unnest(CAST(:modes AS text[])) AS m(mode) "
     "LEFT JOIN (platform_settings s CROSS JOIN LATERAL (VALUES "
     "  ('payment', s.fee_percent, s.fee_fixed, s.fee_fixed_eur, s.fee_fixed_usd), "
@@ -57,8 +67,9 @@ async def _terms(session: AsyncSession, merchant_id: str, modes: list[str]) -> d
             Decimal(percent),
             dict(zip(FIXED_FEE_CURRENCIES, (int(xof), int(eur), int(usd)), strict=True)),
             bool(disabled),
+            FeeBearer(bearer or FeeBearer.CUSTOMER),
         )
-        for mode, percent, xof, eur, usd, disabled in rows
+        for mode, percent, xof, eur, usd, disabled, bearer in rows
     }
 
 

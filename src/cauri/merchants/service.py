@@ -17,6 +17,7 @@ from cauri.kit.errors import InvalidRequest, NotFound
 from cauri.kit.ids import prefixed, random_secret
 from cauri.kit.money import to_minor
 from cauri.merchants import keys
+from cauri.merchants.contract import FeeBearer
 from cauri.models import ApiKey, FeeRule, Merchant, WebhookEndpoint
 from cauri.models.merchants import MERCHANT_STATUSES
 from cauri.operators import catalogue
@@ -141,6 +142,19 @@ class MerchantService:
         _check_status(status)
         merchant = await self.get(session, merchant_id)
         merchant.status = status
+        await session.flush()
+        return merchant
+
+    async def set_fee_bearer(
+        self, session: AsyncSession, merchant_id: str, bearer: str
+    ) -> Merchant:
+        """Applies to payments created from now on; each payment keeps its own."""
+        if bearer not in set(FeeBearer):
+            raise InvalidRequest.field(
+                "fee_bearer", f"Valeur inconnue : {bearer} (customer ou merchant)."
+            )
+        merchant = await self.get(session, merchant_id)
+        merchant.fee_bearer = bearer
         await session.flush()
         return merchant
 

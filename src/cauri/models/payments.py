@@ -61,3 +61,13 @@ class Payment(Base):
     plan_fee_amount: Mapped[int] = mapped_column(BigInteger, server_default="0")
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
+
+    @property
+    def total_amount(self) -> int:
+        """What the customer is debited."""
+        return self.amount + self.fee_amount if self.fee_bearer == "customer" else self.amount
+
+    @property
+    def net_amount(self) -> int:
+        """What the merchant's balance (or the plan's escrow) is credited."""
+        return self.amount if self.fee_bearer == "customer" else self.amount - self.fee_amount

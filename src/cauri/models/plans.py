@@ -28,6 +28,13 @@ class PlanStatus(StrEnum):
     FAILED = "failed"
 
 
+class PlanResolution(StrEnum):
+    """How the staff settled a failed plan's escrow (`cauri plans resolve`)."""
+
+    REFUNDED = "refunded"
+    RELEASED_TO_MERCHANT = "released_to_merchant"
+
+
 class InstallmentPlan(Base):
     """A target paid in instalments, held in the plan's escrow account until complete.
 
@@ -74,6 +81,8 @@ class InstallmentPlan(Base):
     refund_operator: Mapped[str | None]
     refund_phone_number: Mapped[str | None]
     refund_failure_reason: Mapped[str | None]
+    # Sum of the plan refunds that reached the customer.
+    refunded_amount: Mapped[int] = mapped_column(BigInteger, server_default="0")
     # How the staff settled a plan whose cancellation refund failed (`cauri plans resolve`):
     # `refunded` (a new refund to a number they give) or `released_to_merchant`.
     resolution: Mapped[str | None]
@@ -94,13 +103,14 @@ class PlanRefund(Base):
     __tablename__ = "plan_refunds"
     __table_args__ = (
         CheckConstraint("status IN ('pending', 'succeeded', 'failed')", name="status"),
-        # One refund per plan that is pending or succeeded; a failed one (the customer never
-        # got the money, it is back in escrow) does not block another attempt.
+        # One refund of a plan under way at a time. Another may follow a failed one (the
+        # money is back in escrow) or, by the staff's resolution, a succeeded one (a late
+        # instalment's money left in escrow).
         Index(
             "uq_plan_refunds_plan_id",
             "plan_id",
             unique=True,
-            postgresql_where=text("status <> 'failed'"),
+            postgresql_where=text("status = 'pending'"),
         ),
     )
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from cauri.kit import phone
 from cauri.kit.errors import InvalidRequest
 from cauri.kit.money import EXPONENT, format_major, to_minor
-from cauri.merchants.contract import Terms
+from cauri.merchants.contract import FeeBearer, Terms
 from cauri.operators import catalogue
 from cauri.operators.catalogue import PaymentMode
 from cauri.payments.schemas import PaymentFields
@@ -80,12 +80,24 @@ def _check_card(body: PaymentFields) -> None:
         raise InvalidRequest("L'identité du titulaire de la carte est incomplète.", missing)
 
 
-def fee_within_bounds(checked: CheckedPayment, terms: Terms) -> int:
-    """The commission; for Mobile Money the total debited must lie in 10..1,000,000."""
+def debited(amount: int, fee: int, bearer: FeeBearer) -> int:
+    """What the customer is debited for `amount` with commission `fee`."""
+    return amount + fee if bearer is FeeBearer.CUSTOMER else amount
+
+
+def fee_within_bounds(checked: CheckedPayment, terms: Terms, bearer: FeeBearer) -> int:
+    """The commission. When the merchant bears it, it must leave them something; for Mobile
+    Money the total debited must lie in 10..1,000,000."""
     fee = terms.fee(checked.amount, checked.currency)
+    if bearer is FeeBearer.MERCHANT and fee >= checked.amount:
+        raise InvalidRequest.field(
+            "amount",
+            f"Le montant doit dépasser la commission ({format_major(fee, checked.currency)}), "
+            "à la charge du marchand sur ce compte.",
+        )
     if checked.mode.is_card:
         return fee
-    total = checked.amount + fee
+    total = debited(checked.amount, fee, bearer)
     unit = 10 ** EXPONENT[checked.currency]
     if not MOBILE_MONEY_MIN * unit <= total <= MOBILE_MONEY_MAX * unit:
         raise InvalidRequest.field(

@@ -44,7 +44,7 @@ from cauri.kit.money import percent_of
 from cauri.ledger import movements
 from cauri.ledger.movements import Holder, Movement
 from cauri.models import InstallmentPlan, Payment, PlanRefund, lookups
-from cauri.models.plans import PlanStatus
+from cauri.models.plans import PlanResolution, PlanStatus
 from cauri.operators import catalogue
 from cauri.operators.protocol import OperatorResult, Outcome
 from cauri.payments.service import payments
@@ -279,15 +279,17 @@ async def _start_refund(session: AsyncSession, runtime: Runtime, plan: Installme
     elif plan.refund_phone_number is None:
         _fail(plan, CARD_INSTALMENT)
     else:
-        await _send(session, runtime, plan, await _record_refund(session, runtime, plan))
+        refund = await record_refund(session, runtime, plan, plan.refund_amount)
+        await send_refund(session, runtime, plan, refund)
     await session.flush()
 
 
-async def _record_refund(
-    session: AsyncSession, runtime: Runtime, plan: InstallmentPlan
+async def record_refund(
+    session: AsyncSession, runtime: Runtime, plan: InstallmentPlan, amount: int
 ) -> PlanRefund:
-    """The pending refund of a locked plan, to where begin_cancellation fixed it."""
-    assert plan.refund_amount and plan.refund_operator and plan.refund_phone_number
+    """A pending refund of `amount` from a locked plan's escrow, to where its refund goes
+    (fixed by begin_cancellation, or by the staff's resolution)."""
+    assert amount > 0 and plan.refund_operator and plan.refund_phone_number
     now = runtime.clock.now()
     refund = PlanRefund(
         reference=prefixed("prf"),
@@ -295,7 +297,7 @@ async def _record_refund(
         merchant_id=plan.merchant_id,
         livemode=plan.livemode,
         status=Outcome.PENDING.value,
-        amount=plan.refund_amount,
+        amount=amount,
         currency=plan.currency,
         operator=plan.refund_operator,
         phone_number=plan.refund_phone_number,
@@ -312,7 +314,7 @@ async def _record_refund(
     return refund
 
 
-async def _send(
+async def send_refund(
     session: AsyncSession, runtime: Runtime, plan: InstallmentPlan, refund: PlanRefund
 ) -> None:
     """Debits the escrow and sends the refund. A refusal (or no operator to send it) is
@@ -337,7 +339,8 @@ async def _finish(
 ) -> None:
     """The plan follows its refund: refunded on success (failed if a late instalment was
     handed to support meanwhile); on a failure, failed for support with the operator's
-    reason, the money back in escrow by the Flow's reversal (if it was taken)."""
+    reason, the money back in escrow by the Flow's reversal (if it was taken). A plan
+    already failed is being resolved by the staff: its refund's success resolves it."""
     now = runtime.clock.now()
     if outcome is Outcome.SUCCEEDED and not refund.debited:
         # The one exception to "debited when sent": refunds in flight when plan refunds
@@ -348,7 +351,11 @@ async def _finish(
     await _FLOW.finish(session, runtime, refund, outcome, reason)
     plan.updated_at = now
     if outcome is Outcome.SUCCEEDED:
-        _refunded(plan)
+        plan.refunded_amount += refund.amount
+        if plan.status == PlanStatus.FAILED:
+            resolved(plan, PlanResolution.REFUNDED, now)
+        else:
+            _refunded(plan)
     else:
         _fail(plan, reason or "disbursement_failed")
     await session.flush()
@@ -397,6 +404,14 @@ def _refunded(plan: InstallmentPlan) -> None:
     """The refund of what had settled is done; a late instalment handed to support while it
     ran leaves the plan failed."""
     plan.status = PlanStatus.FAILED if plan.refund_failure_reason else PlanStatus.REFUNDED
+
+
+def resolved(plan: InstallmentPlan, how: PlanResolution, at: datetime) -> None:
+    """The staff's resolution is done: what was left in escrow reached someone."""
+    plan.resolution = how.value
+    plan.resolved_at = at
+    if how is PlanResolution.REFUNDED:
+        plan.status = PlanStatus.REFUNDED
 
 
 def _fail(plan: InstallmentPlan, reason: str) -> None:

@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import Conflict, NotFound
 from cauri.kit.ids import parse_uuid
+from cauri.merchants.contract import FeeBearer
 from cauri.models import InstallmentPlan, Merchant, Payment
 from cauri.operators import catalogue
 from cauri.operators.protocol import Outcome
@@ -147,8 +148,11 @@ async def payment_page(
             "mode_name": mode.name if mode else payment.operator,
             "holder": holder,
             "amount": format_amount(payment.amount, payment.currency),
-            "fee": format_amount(payment.fee_amount, payment.currency),
-            "total": format_amount(payment.amount + payment.fee_amount, payment.currency),
+            # The customer sees a commission only when they pay it.
+            "fee": format_amount(payment.fee_amount, payment.currency)
+            if payment.fee_bearer == FeeBearer.CUSTOMER
+            else None,
+            "total": format_amount(payment.total_amount, payment.currency),
             "status_fr": STATUS_FR.get(payment.status, payment.status),
             "return_url": return_target(payment),
         },
