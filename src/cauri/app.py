@@ -19,9 +19,12 @@ from cauri.config import get_settings
 from cauri.events.endpoints import router as events_router
 from cauri.health.endpoints import router as health_router
 from cauri.kit import error_handlers
+from cauri.kit.access import AccessMiddleware, HttpMetrics
 from cauri.kit.body_limit import BodyLimitMiddleware
 from cauri.kit.logging import configure as configure_logging
 from cauri.kit.ratelimit import RateLimitMiddleware
+from cauri.openapi import document as openapi_document
+from cauri.openapi import page as openapi_page
 from cauri.payments.endpoints import router as payments_router
 from cauri.payments.endpoints import test_helpers as payment_test_helpers
 from cauri.payouts.endpoints import router as payouts_router
@@ -35,6 +38,7 @@ from cauri.webhooks.endpoints import router as webhooks_router
 from cauri.worker.runner import Worker
 
 API_PREFIX = "/api/v1"
+OPENAPI_URL = f"{API_PREFIX}/openapi.json"
 NOSNIFF = (b"x-content-type-options", b"nosniff")
 
 
@@ -96,10 +100,9 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
         title="Cauri",
         version="1.0.0",
         lifespan=lifespan,
-        openapi_url=f"{API_PREFIX}/openapi.json",
-        docs_url=f"{API_PREFIX}/docs",
+        openapi_url=OPENAPI_URL,
+        docs_url=None,  # served by cauri.openapi.page, with its assets (no CDN)
         redoc_url=None,
-        responses=error_handlers.ERROR_RESPONSES,
     )
     app.state.runtime = runtime
     for router in (
@@ -120,10 +123,15 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
     app.include_router(web_router)
     app.include_router(health_router)
     error_handlers.install(app)
+    openapi_document.install(app)
+    openapi_page.install(app, f"{API_PREFIX}/docs", OPENAPI_URL)
     # Outermost last. The body limit runs after the rate limit (a flood of large bodies is
     # still counted) and before routing, parsing and authentication.
     app.add_middleware(BodyLimitMiddleware)
     app.add_middleware(RateLimitMiddleware, settings=runtime.settings)
+    # Inside the request id (its line carries it), outside the rate limit (sees its refusals).
+    app.state.http_metrics = HttpMetrics()
+    app.add_middleware(AccessMiddleware, metrics=app.state.http_metrics)
     app.add_middleware(RequestIdMiddleware)
     return app
 

@@ -33,6 +33,12 @@ PLAN_FIELDS = {
     "paid_amount",
     "remaining_amount",
     "cancellation_reason",
+    # Issue 12: a settled cancellation's amounts and the staff's resolution.
+    "refunded_amount",
+    "penalty_amount",
+    "resolution",
+    "resolution_reason",
+    "resolved_at",
     "livemode",
     "expires_at",
     "completed_at",
@@ -190,11 +196,11 @@ async def test_environments_and_merchants_never_mix(
         404,
         "not_found",
     )
-    for path in ("payments", "cancel"):
+    for path, body in (("payments", momo_body()), ("cancel", {"reason": "x"})):
         assert_error(
             await client.post(
                 f"{PLANS}/{test_plan['reference']}/{path}",
-                json=momo_body(),
+                json=body,
                 headers=other.headers(),
             ),
             404,
@@ -265,3 +271,29 @@ async def test_plan_routes_require_a_key(client: httpx.AsyncClient, runtime: Run
     assert_error(await client.post(PLANS, json={"target_amount": 10}), 401, "unauthorized")
     assert_error(await client.get(PLANS), 401, "unauthorized")
     assert_error(await client.delete(PLANS), 405, "method_not_allowed")
+
+
+async def test_list_filters_by_status_newest_first(
+    client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock
+) -> None:
+    """Issue 12: `status` filters the list; a filter it cannot read is a 422, not everything."""
+    merchant = await make_merchant(runtime)
+    older = (await create_plan(client, merchant, target_amount=1_000))["reference"]
+    clock.advance(1)
+    paid = (await create_plan(client, merchant, target_amount=1_000))["reference"]
+    assert (await pay(client, merchant, paid, amount=1_000)).status_code == 201
+    clock.advance(1)
+    newer = (await create_plan(client, merchant, target_amount=1_000))["reference"]
+
+    async def listed(**query: str) -> list[str]:
+        response = await client.get(PLANS, params=query, headers=merchant.headers())
+        assert response.status_code == 200, response.text
+        return [plan["reference"] for plan in response.json()["data"]]
+
+    assert await listed() == [newer, paid, older]
+    assert await listed(status="pending") == [newer, older]
+    assert await listed(status="succeeded") == [paid]
+    assert await listed(status="refunded") == []
+    for query, field in (({"status": "paid"}, "status"), ({"from": "2026-01-01"}, "from")):
+        response = await client.get(PLANS, params=query, headers=merchant.headers())
+        assert list(assert_error(response, 422, "invalid_request")["details"]) == [field]

@@ -12,26 +12,34 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Annotated, Any, TypeVar
 
+import structlog
 import typer
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.balance.service import credit as credit_balance
+from cauri.cli import database
 from cauri.cli.connectors import connectors_cli, exchanges_cli, routes_cli
+from cauri.cli.merchants import fee_rule_row, merchants_list, merchants_show
+from cauri.cli.output import JsonFlag, echo_table
+from cauri.cli.payments import payments_cli
+from cauri.cli.payouts import payouts_list
+from cauri.cli.plans import plans_cli
+from cauri.cli.settings import platform_row, settings_show
 from cauri.config import get_settings
 from cauri.kit import migrate as migrations
 from cauri.kit.db import database_url, unit_of_work
 from cauri.kit.embedded_pg import EmbeddedPostgresError
 from cauri.kit.errors import CauriError
 from cauri.kit.logging import configure as configure_logging
-from cauri.kit.money import FIXED_FEE_CURRENCIES, to_major
+from cauri.kit.money import to_major
 from cauri.kit.public_url import is_loopback
 from cauri.merchants.keys import LIVE_PREFIX, TEST_PREFIX
 from cauri.merchants.service import merchants as merchant_service
 from cauri.models import ApiKey
 from cauri.payouts.schemas import payout_object
 from cauri.payouts.service import payouts as payout_service
-from cauri.platform.service import FIXED_SETTINGS, fixed_column, update_settings
+from cauri.platform.service import update_settings
 from cauri.runtime import Runtime
 
 T = TypeVar("T")
@@ -48,6 +56,12 @@ app.add_typer(settings_cli, name="settings")
 app.add_typer(connectors_cli, name="connectors")
 app.add_typer(routes_cli, name="routes")
 app.add_typer(exchanges_cli, name="exchanges")
+app.add_typer(database.db_cli, name="db")
+app.add_typer(payments_cli, name="payments")
+app.add_typer(plans_cli, name="plans")
+merchants_cli.command("list")(merchants_list)
+merchants_cli.command("show")(merchants_show)
+settings_cli.command("show")(settings_show)
 
 
 @app.callback()
@@ -62,7 +76,6 @@ def _settings_are_valid() -> None:
         raise typer.Exit(2) from None
 
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 _FIXED_CURRENCY_HELP = "The currency of the fixed amounts given: XOF (also XAF's), EUR or USD."
 
 
@@ -167,6 +180,10 @@ def serve(
         )
     configure_logging(settings.log_json)
     migrations.upgrade(_resolved_url())
+    base = settings.public_url or f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    structlog.get_logger("cauri.serve").info(
+        "serve.starting", database=database.where(settings), docs=f"{base.rstrip('/')}/api/v1/docs"
+    )
     os.environ["CAURI_RUN_WORKER"] = "1" if worker else "0"
     uvicorn.run(
         "cauri.app:create_app_from_env",
@@ -264,15 +281,23 @@ def merchants_set_fee(
             disabled=disabled,
             currency=currency.upper(),
         )
-        return {
-            "merchant_id": rule.merchant_id,
-            "operator": rule.mode,
-            "percent": float(rule.percent),
-            "fixed": rule.fixed,
-            "fixed_eur": to_major(rule.fixed_eur, "EUR"),
-            "fixed_usd": to_major(rule.fixed_usd, "USD"),
-            "disabled": rule.disabled,
-        }
+        return fee_rule_row(rule)
+
+    _print(_in_transaction(work), as_json)
+
+
+@merchants_cli.command("set-fee-bearer")
+def merchants_set_fee_bearer(
+    merchant_id: str,
+    bearer: Annotated[str, typer.Argument(help="customer or merchant")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Who pays a payment's commission: `customer` (debited amount + fee, the default) or
+    `merchant` (debited amount, credited amount - fee). Plans' instalments are unaffected."""
+
+    async def work(session: AsyncSession, _: Runtime) -> dict[str, Any]:
+        merchant = await merchant_service.set_fee_bearer(session, merchant_id, bearer)
+        return {"id": merchant.id, "fee_bearer": merchant.fee_bearer}
 
     _print(_in_transaction(work), as_json)
 
@@ -323,13 +348,7 @@ def keys_list(merchant_id: str, as_json: JsonFlag = False) -> None:
     if as_json:
         typer.echo(json.dumps(rows, ensure_ascii=False))
         return
-    columns = ("id", "mode", "hint", "created_at", "expires_at", "revoked_at")
-    cells = [columns, *([str(row[c] or "-") for c in columns] for row in rows)]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
-    for line in cells:
-        typer.echo(
-            "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-        )
+    echo_table(rows, ("id", "mode", "hint", "created_at", "expires_at", "revoked_at"))
 
 
 @keys_cli.command("revoke")
@@ -395,23 +414,9 @@ def settings_set(
     }
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        row = await update_settings(session, given, runtime.clock.now(), currency=currency.upper())
-        shown: dict[str, Any] = {
-            column: (float(v) if isinstance(v, Decimal) else v)
-            for column in (
-                "plan_creation_fee_percent",
-                "plan_penalty_percent",
-                "fee_percent",
-                "payout_fee_percent",
-            )
-            for v in [getattr(row, column)]
-        }
-        for setting in FIXED_SETTINGS:
-            for in_currency in FIXED_FEE_CURRENCIES:
-                column = fixed_column(setting, in_currency)
-                amount = getattr(row, column)
-                shown[column] = None if amount is None else to_major(amount, in_currency)
-        return shown
+        return platform_row(
+            await update_settings(session, given, runtime.clock.now(), currency=currency.upper())
+        )
 
     _print(_in_transaction(work), as_json)
 
@@ -504,6 +509,7 @@ def merchants_credit(
 
 payouts_cli = typer.Typer(no_args_is_help=True, help="Third-party payouts held for approval.")
 app.add_typer(payouts_cli, name="payouts")
+payouts_cli.command("list")(payouts_list)
 
 
 @payouts_cli.command("approve")

@@ -7,11 +7,18 @@ from fastapi.responses import JSONResponse
 
 from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.kit import public_url
-from cauri.kit.errors import NotFound
+from cauri.kit.errors import Conflict, NotFound, PaymentFailed
+from cauri.kit.openapi import ListEnvelope, answers
 from cauri.kit.pagination import PageDep, listing
+from cauri.kit.period import PeriodDep
 from cauri.merchants.auth import CallerDep
 from cauri.operators.protocol import Outcome
-from cauri.payments.schemas import PaymentCreate, payment_object
+from cauri.payments.schemas import (
+    PaymentCreate,
+    PaymentFilters,
+    PaymentObject,
+    payment_object,
+)
 from cauri.payments.service import payments
 
 router = APIRouter(route_class=UnitOfWorkRoute, tags=["payments"])
@@ -24,7 +31,11 @@ def public_base_url(request: Request, runtime: RuntimeDep) -> str | None:
     return public_url.public_base_url(runtime.settings, request.scope.get("server"))
 
 
-@router.post("/payments", status_code=201)
+@router.post(
+    "/payments",
+    status_code=201,
+    responses=answers(PaymentObject, PaymentFailed, status=201, replayed=True),
+)
 async def create_payment(
     body: PaymentCreate,
     request: Request,
@@ -32,25 +43,37 @@ async def create_payment(
     session: SessionDep,
     runtime: RuntimeDep,
 ) -> JSONResponse:
+    """Creates a payment: Mobile Money debits the customer's number (201, `pending` or
+    already `succeeded`; refused at once: 402 and the payment is `failed`); a card returns
+    `payment_url`, the hosted page to send the customer to. With an `external_id` already
+    used, the payment created then is returned (200)."""
     payment, created = await payments.create(
         session, runtime, caller, body, public_base_url(request, runtime)
     )
     return JSONResponse(ok(payment_object(payment)), status_code=201 if created else 200)
 
 
-@router.get("/payments")
+@router.get("/payments", responses=answers(ListEnvelope[PaymentObject]))
 async def list_payments(
     caller: CallerDep,
     session: SessionDep,
     page: PageDep,
+    period: PeriodDep,
     status: Annotated[Status | None, Query()] = None,
+    operator: Annotated[
+        str | None, Query(max_length=64, description="Code opérateur, casse indifférente.")
+    ] = None,
+    external_id: Annotated[str | None, Query(max_length=255)] = None,
 ) -> dict[str, Any]:
-    rows, total = await payments.list(session, caller, page, status)
+    """The account's payments in the key's environment, newest first; the filters combine."""
+    found = PaymentFilters(status, period, operator, external_id)
+    rows, total = await payments.list(session, caller, page, found)
     return listing([payment_object(p) for p in rows], page, total)
 
 
-@router.get("/payments/{reference}")
+@router.get("/payments/{reference}", responses=answers(PaymentObject))
 async def get_payment(reference: str, caller: CallerDep, session: SessionDep) -> dict[str, Any]:
+    """One payment, by its reference or your `external_id`."""
     return ok(payment_object(await payments.get(session, caller, reference)))
 
 
@@ -66,15 +89,21 @@ async def _decide(
 
 # Two routes rather than one with an `{outcome}` parameter: any other verb is an unknown
 # route (404), not a malformed request.
-@test_helpers.post("/test-helpers/payments/{reference}/succeed")
+@test_helpers.post(
+    "/test-helpers/payments/{reference}/succeed", responses=answers(PaymentObject, Conflict)
+)
 async def succeed_payment(
     reference: str, caller: CallerDep, session: SessionDep, runtime: RuntimeDep
 ) -> dict[str, Any]:
+    """Test keys: decides a pending payment as succeeded, as the operator would."""
     return await _decide(reference, Outcome.SUCCEEDED, caller, session, runtime)
 
 
-@test_helpers.post("/test-helpers/payments/{reference}/fail")
+@test_helpers.post(
+    "/test-helpers/payments/{reference}/fail", responses=answers(PaymentObject, Conflict)
+)
 async def fail_payment(
     reference: str, caller: CallerDep, session: SessionDep, runtime: RuntimeDep
 ) -> dict[str, Any]:
+    """Test keys: decides a pending payment as failed, as the operator would."""
     return await _decide(reference, Outcome.FAILED, caller, session, runtime)

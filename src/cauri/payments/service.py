@@ -17,16 +17,18 @@ from cauri.calls import service as calls
 from cauri.calls.availability import Route, State
 from cauri.calls.requests import Action
 from cauri.events import service as events
-from cauri.kit.errors import Conflict, NotFound, PaymentFailed, ServerError
+from cauri.kit.errors import Conflict, InvalidRequest, NotFound, PaymentFailed, ServerError
 from cauri.kit.ids import parse_uuid, short_identifier
 from cauri.kit.pagination import Page, paginate
+from cauri.kit.wording import status_word
 from cauri.ledger import movements
 from cauri.merchants.auth import Caller
-from cauri.merchants.contract import payment_terms
+from cauri.merchants.contract import FeeBearer, payment_terms
 from cauri.models import OperatorOperation, Payment, lookups
+from cauri.operators import catalogue
 from cauri.operators.protocol import OPERATOR_PAGE, Collection, OperatorResult, Outcome
 from cauri.payments import jobs, rules
-from cauri.payments.schemas import PaymentCreate, PaymentFields, payment_object
+from cauri.payments.schemas import PaymentCreate, PaymentFields, PaymentFilters, payment_object
 from cauri.runtime import Runtime
 from cauri.webhooks import url_safety
 
@@ -46,7 +48,7 @@ def _collection(
     return Collection(
         reference=str(payment.id),
         operator=payment.operator,
-        amount=payment.amount + payment.fee_amount,
+        amount=payment.total_amount,
         currency=payment.currency,
         phone_number=payment.phone_number,
         otp=otp,
@@ -63,10 +65,16 @@ def _collection(
 
 @dataclass(frozen=True)
 class Priced:
-    """A payment request that passed every operator rule, with its commission."""
+    """A payment request that passed every operator rule, with its commission and who
+    pays it."""
 
     checked: rules.CheckedPayment
     fee: int
+    fee_bearer: FeeBearer
+
+    @property
+    def debited(self) -> int:
+        return rules.debited(self.checked.amount, self.fee, self.fee_bearer)
 
 
 @dataclass(frozen=True)
@@ -156,7 +164,7 @@ class PaymentService:
             Collection(
                 reference=str(payment_id),
                 operator=checked.mode.operator,
-                amount=checked.amount + priced.fee,
+                amount=priced.debited,
                 currency=checked.currency,
                 phone_number=checked.phone_number,
                 otp=otp,
@@ -164,10 +172,17 @@ class PaymentService:
         )
 
     async def price(
-        self, session: AsyncSession, runtime: Runtime, caller: Caller, body: PaymentFields
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        caller: Caller,
+        body: PaymentFields,
+        *,
+        instalment: bool = False,
     ) -> Priced:
         """Every rule a payment obeys before an operator is engaged, and its commission.
-        Writes nothing."""
+        An instalment's customer always bears the commission: the plan's arithmetic (what
+        counts toward the target, what its escrow holds) is the spec's. Writes nothing."""
         mode = rules.resolve_mode(body)
         checked = rules.check(body, mode)
         rules.check_return_url(body.return_url, livemode=caller.livemode)
@@ -180,7 +195,8 @@ class PaymentService:
         terms = await payment_terms(
             session, caller.merchant_id, caller.livemode, mode, runtime.operators
         )
-        return Priced(checked, rules.fee_within_bounds(checked, terms))
+        bearer = FeeBearer.CUSTOMER if instalment else terms.fee_bearer
+        return Priced(checked, rules.fee_within_bounds(checked, terms, bearer), bearer)
 
     async def record(
         self,
@@ -212,6 +228,7 @@ class PaymentService:
             "status": Outcome.PENDING.value,
             "amount": priced.checked.amount,
             "fee_amount": priced.fee,
+            "fee_bearer": priced.fee_bearer.value,
             "currency": priced.checked.currency,
             "description": description,
             "payment_mode_id": mode.id,
@@ -359,7 +376,7 @@ class PaymentService:
             session,
             into=movements.balance_of(payment.merchant_id, payment.livemode, payment.currency),
             operator=payment.operator,
-            counted=payment.amount,
+            counted=payment.net_amount,
             fee=payment.fee_amount,
             reference=str(payment.id),
             at=now,
@@ -381,14 +398,22 @@ class PaymentService:
         return payment
 
     async def list(
-        self, session: AsyncSession, caller: Caller, page: Page, status: str | None
+        self, session: AsyncSession, caller: Caller, page: Page, filters: PaymentFilters
     ) -> tuple[Sequence[Payment], int]:
         conditions = [
             Payment.merchant_id == caller.merchant_id,
             Payment.livemode == caller.livemode,
+            *filters.period.conditions(Payment.created_at),
         ]
-        if status is not None:
-            conditions.append(Payment.status == status)
+        if filters.status is not None:
+            conditions.append(Payment.status == filters.status)
+        if filters.operator is not None:
+            mode = catalogue.find(filters.operator)
+            if mode is None:
+                raise InvalidRequest.field("operator", f"Opérateur inconnu : {filters.operator}.")
+            conditions.append(Payment.operator == mode.operator)
+        if filters.external_id is not None:
+            conditions.append(Payment.external_id == filters.external_id)
         return await paginate(
             session,
             Payment,
@@ -463,7 +488,7 @@ class PaymentService:
         if payment is None or payment.livemode:
             raise NotFound("Paiement introuvable.")
         if payment.status != Outcome.PENDING:
-            raise Conflict(f"Le paiement est déjà {payment.status}.")
+            raise Conflict(f"Le paiement est déjà {status_word(payment.status)}.")
         await self.settle(session, runtime, payment, outcome, reason)
         return payment
 

@@ -6,11 +6,19 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
-from cauri.kit.errors import NotFound
+from cauri.kit.errors import (
+    Conflict,
+    InsufficientFunds,
+    NotFound,
+    PayoutFailed,
+    PayoutLimitExceeded,
+)
+from cauri.kit.openapi import ListEnvelope, answers
 from cauri.kit.pagination import PageDep, listing
+from cauri.kit.period import PeriodDep
 from cauri.merchants.auth import CallerDep
 from cauri.operators.protocol import Outcome
-from cauri.payouts.schemas import PayoutCreate, Period, payout_object
+from cauri.payouts.schemas import PayoutCreate, PayoutObject, payout_object
 from cauri.payouts.service import payouts
 
 router = APIRouter(route_class=UnitOfWorkRoute, tags=["payouts"])
@@ -19,33 +27,50 @@ test_helpers = APIRouter(route_class=UnitOfWorkRoute, tags=["test helpers"])
 Status = Literal["pending", "succeeded", "failed"]
 
 
-@router.post("/payouts", status_code=201)
+@router.post(
+    "/payouts",
+    status_code=201,
+    responses=answers(
+        PayoutObject,
+        InsufficientFunds,
+        PayoutFailed,
+        PayoutLimitExceeded,
+        status=201,
+        replayed=True,
+    ),
+)
 async def create_payout(
     body: PayoutCreate, caller: CallerDep, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
+    """Sends money from the balance to a Mobile Money number (201, `pending`), fees on
+    top; without `phone_number`, to the account's own validated payout account. An
+    `external_id` already used returns the payout created then (200)."""
     payout, created = await payouts.create(session, runtime, caller, body)
     return JSONResponse(ok(payout_object(payout)), status_code=201 if created else 200)
 
 
-@router.get("/payouts")
+@router.get("/payouts", responses=answers(ListEnvelope[PayoutObject]))
 async def list_payouts(
     caller: CallerDep,
     session: SessionDep,
     page: PageDep,
+    period: PeriodDep,
     status: Annotated[Status | None, Query()] = None,
-    start: Annotated[str | None, Query(alias="from")] = None,
-    end: Annotated[str | None, Query(alias="to")] = None,
 ) -> dict[str, Any]:
-    rows, total = await payouts.list(session, caller, page, status, Period.parse(start, end))
+    """The environment's payouts, newest first."""
+    rows, total = await payouts.list(session, caller, page, status, period)
     return listing([payout_object(p) for p in rows], page, total)
 
 
-@router.get("/payouts/{reference}")
+@router.get("/payouts/{reference}", responses=answers(PayoutObject))
 async def get_payout(reference: str, caller: CallerDep, session: SessionDep) -> dict[str, Any]:
+    """One payout, by its reference or your `external_id`."""
     return ok(payout_object(await payouts.get(session, caller, reference)))
 
 
-@test_helpers.post("/test-helpers/payouts/{reference}/{outcome}")
+@test_helpers.post(
+    "/test-helpers/payouts/{reference}/{outcome}", responses=answers(PayoutObject, Conflict)
+)
 async def decide_payout(
     reference: str,
     outcome: Literal["succeed", "fail"],
@@ -53,6 +78,7 @@ async def decide_payout(
     session: SessionDep,
     runtime: RuntimeDep,
 ) -> dict[str, Any]:
+    """Test keys: decides a pending payout (`succeed` or `fail`), as the operator would."""
     if caller.livemode:
         raise NotFound("Les aides de test n'existent qu'avec une clé de test.")
     decided = Outcome.SUCCEEDED if outcome == "succeed" else Outcome.FAILED

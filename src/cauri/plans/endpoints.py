@@ -4,43 +4,62 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import JSONResponse
 
 from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
-from cauri.kit.errors import NotFound
+from cauri.kit.errors import Conflict, NotFound, PaymentFailed
+from cauri.kit.openapi import ListEnvelope, answers
 from cauri.kit.pagination import PageDep, listing
 from cauri.merchants.auth import CallerDep
+from cauri.models.plans import PlanStatus
 from cauri.payments.endpoints import public_base_url
-from cauri.payments.schemas import PaymentFields, payment_object
-from cauri.plans.schemas import PlanCancel, PlanCreate, plan_object
+from cauri.payments.schemas import PaymentFields, PaymentObject, payment_object
+from cauri.plans.schemas import PlanCancel, PlanCreate, PlanObject, plan_object
 from cauri.plans.service import plans
 
 router = APIRouter(route_class=UnitOfWorkRoute, tags=["installment plans"])
 test_helpers = APIRouter(route_class=UnitOfWorkRoute, tags=["test helpers"])
 
 
-@router.post("/installment-plans", status_code=201)
+@router.post(
+    "/installment-plans",
+    status_code=201,
+    responses=answers(PlanObject, status=201, replayed=True),
+)
 async def create_plan(
     body: PlanCreate, caller: CallerDep, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
+    """Creates an installment plan (201, `pending`); an `external_id` already used
+    returns the plan created then (200)."""
     plan, created = await plans.create(session, runtime, caller, body)
     return JSONResponse(ok(plan_object(plan)), status_code=201 if created else 200)
 
 
-@router.get("/installment-plans")
-async def list_plans(caller: CallerDep, session: SessionDep, page: PageDep) -> dict[str, Any]:
-    rows, total = await plans.list(session, caller, page)
+@router.get("/installment-plans", responses=answers(ListEnvelope[PlanObject]))
+async def list_plans(
+    caller: CallerDep,
+    session: SessionDep,
+    page: PageDep,
+    status: Annotated[PlanStatus | None, Query()] = None,
+) -> dict[str, Any]:
+    """The account's plans in the key's environment, newest first."""
+    rows, total = await plans.list(session, caller, page, status)
     return listing([plan_object(plan) for plan in rows], page, total)
 
 
-@router.get("/installment-plans/{reference}")
+@router.get("/installment-plans/{reference}", responses=answers(PlanObject))
 async def get_plan(reference: str, caller: CallerDep, session: SessionDep) -> dict[str, Any]:
+    """One plan with its instalments (`payments`), by reference or `external_id`."""
     plan = await plans.get(session, caller, reference)
     return ok(plan_object(plan, await plans.instalments(session, plan)))
 
 
-@router.post("/installment-plans/{reference}/payments", status_code=201)
+@router.post(
+    "/installment-plans/{reference}/payments",
+    status_code=201,
+    responses=answers(PaymentObject, PaymentFailed, Conflict, status=201),
+)
 async def add_instalment(
     reference: str,
     body: PaymentFields,
@@ -49,13 +68,15 @@ async def add_instalment(
     session: SessionDep,
     runtime: RuntimeDep,
 ) -> dict[str, Any]:
+    """Pays one instalment, like a payment: held in the plan's escrow until the plan is
+    fully paid. The first must cover the creation fee; none may exceed what remains (422)."""
     payment = await plans.add_instalment(
         session, runtime, caller, reference, body, public_base_url(request, runtime)
     )
     return ok(payment_object(payment))
 
 
-@router.post("/installment-plans/{reference}/cancel")
+@router.post("/installment-plans/{reference}/cancel", responses=answers(PlanObject, Conflict))
 async def cancel_plan(
     reference: str,
     caller: CallerDep,
@@ -63,14 +84,20 @@ async def cancel_plan(
     runtime: RuntimeDep,
     body: Annotated[PlanCancel | None, Body()] = None,
 ) -> dict[str, Any]:
+    """Cancels a plan not fully paid: the customer is refunded what they paid less the
+    penalty; the plan stays `pending` until that refund is paid, then `refunded`."""
     reason = body.reason if body else None
     return ok(plan_object(await plans.cancel(session, runtime, caller, reference, reason)))
 
 
-@test_helpers.post("/test-helpers/installment-plans/{reference}/expire")
+@test_helpers.post(
+    "/test-helpers/installment-plans/{reference}/expire",
+    responses=answers(PlanObject, Conflict),
+)
 async def expire_plan(
     reference: str, caller: CallerDep, session: SessionDep, runtime: RuntimeDep
 ) -> dict[str, Any]:
+    """Test keys: expires the plan now, as its `expires_at` would."""
     if caller.livemode:
         raise NotFound("Les aides de test n'existent qu'avec une clé de test.")
     return ok(plan_object(await plans.expire_now(session, runtime, caller, reference)))

@@ -153,12 +153,14 @@ class PlanService:
         return rows.all()
 
     async def list(
-        self, session: AsyncSession, caller: Caller, page: Page
+        self, session: AsyncSession, caller: Caller, page: Page, status: PlanStatus | None
     ) -> tuple[Sequence[InstallmentPlan], int]:
         conditions = [
             InstallmentPlan.merchant_id == caller.merchant_id,
             InstallmentPlan.livemode == caller.livemode,
         ]
+        if status is not None:
+            conditions.append(InstallmentPlan.status == status)
         return await paginate(
             session,
             InstallmentPlan,
@@ -189,7 +191,7 @@ class PlanService:
                 "currency", f"Ce plan est en {plan.currency} : ses versements aussi."
             )
         body = body.model_copy(update={"currency": Currency(plan.currency)})
-        priced = await payments.price(session, runtime, caller, body)
+        priced = await payments.price(session, runtime, caller, body, instalment=True)
         reserved, fee_part = await self._pending(session, plan)
         amount = priced.checked.amount
         if amount < fee_part:
