@@ -29,6 +29,7 @@ import uuid
 from typing import Any
 
 import httpx
+from cauri.worker.handlers import all_handlers
 
 from cauri.config import Settings
 from cauri.events import service as events
@@ -39,7 +40,6 @@ from cauri.merchants.service import merchants
 from cauri.runtime import Runtime
 from cauri.webhooks import service as webhooks
 from cauri.webhooks.schemas import EndpointUpdate
-from cauri.worker.handlers import all_handlers
 from cauri.worker.runner import Worker
 
 # A payment.succeeded-sized `data` (about 700 bytes of JSON, as a payment object).

@@ -1,0 +1,357 @@
+"""The floor for `POST /api/v1/payments`: the least a Python server can do to record the same
+durable payment as Cauri, to measure Cauri against (issue 13; bench/compare.sh runs both).
+
+A bare ASGI application (no framework, no middleware) served by uvicorn (uvloop and
+httptools, as `cauri serve` gets them), with one asyncpg pool per process. It writes into
+Cauri's own tables, in the database Cauri uses (`CAURI_DATABASE_URL`, after `cauri migrate`),
+so both servers pay for the same indexes, constraints and foreign keys.
+
+What one request does, exactly:
+
+1. Reads the body (JSON), requires `amount` (a positive whole number: currencies without
+   decimals only, which covers every Mobile Money mode), `operator` (a Mobile Money mode of
+   Cauri's catalogue, looked up in memory), `phone_number` (digits, an optional leading `+`)
+   ending in `0000`, and optionally `currency` (must be the mode's) and `customer`
+   (`firstname`, `lastname`, `email`). Anything else gets a 422.
+2. Requires `Authorization: Bearer sk_test_...` and computes the key's SHA-256 digest.
+3. Sends ONE statement (asyncpg prepares it once per connection, then each request is one
+   Bind/Execute/Sync round trip), in its own implicit transaction, committed with the
+   server's `synchronous_commit` (checked to be `on` at startup: the commit waits for the
+   WAL flush, as Cauri's does). Its CTEs:
+   - the API key check: `api_keys` joined to `merchants` by digest, not revoked, not expired
+     (test keys only);
+   - the fee terms, as Cauri reads them on every payment: the merchant's `fee_rules` row for
+     the mode, else the platform's `platform_settings` defaults, the merchant's fee bearer;
+     a disabled mode records nothing;
+   - the fee (percent rounded half up, plus the fixed part of the currency) and the bounds
+     Cauri enforces (total debited 10..1,000,000; a merchant-borne fee below the amount);
+   - the `payments` row, inserted `succeeded` with the same columns and values Cauri writes
+     (`customer` as given, `metadata` JSON null, `created_at` = `updated_at`);
+   - the ledger: one `ledger_transactions` row (kind `payment`, reference the payment id)
+     and its postings, zero parts left out as Cauri does: operator clearing
+     `-(total debited)`, the merchant's available balance `+net`, platform fees `+fee`.
+     A collection only credits guarded accounts: like Cauri it locks and updates no
+     `ledger_accounts` row;
+   - the `payment.succeeded` event, its `data` the payment object with the mode's country
+     (built with `jsonb_build_object`, where Cauri builds it in Python);
+   - when the merchant's test environment has a webhook endpoint: the `webhook_deliveries`
+     row and the `jobs` row of its first attempt (lane `webhooks-test`, group
+     `<merchant>/test`), and `pg_notify('cauri_jobs', '')` as Cauri's enqueue does (the
+     notification queue serialises commits, so it is part of the floor).
+4. Answers 201 with the payment object in Cauri's envelope (`{"success": true, "data":
+   ...}`), 401 for an unknown, revoked or expired key, 422 otherwise.
+
+What it leaves out, on purpose (each is a cost Cauri pays and the floor does not):
+rate limiting and its headers, the request id and `nosniff` headers, the body size limit
+middleware, request logging and metrics, OpenAPI/Pydantic validation and French error
+envelopes beyond a one-line message, phone number normalisation by libphonenumber, the
+`external_id` idempotency (the bench sends none), `description`, `metadata`, `callback_url`,
+`return_url` and `otp`, live keys, cards, and every outcome but success (the simulator
+settles a number ending in 0000 at once). It never delivers webhooks: run Cauri with
+`--no-worker` to compare like with like (bench/compare.sh does).
+
+    CAURI_DATABASE_URL=postgresql://... uv run uvicorn --app-dir bench floor:app \
+        --workers 2 --port 8802 --no-access-log --log-level warning
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import string
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import asyncpg
+
+from cauri.operators import catalogue
+
+PATH = "/api/v1/payments"
+TEST_PREFIX = "sk_test_"
+IDENTIFIER_ALPHABET = string.ascii_uppercase + string.digits
+CUSTOMER_FIELDS = ("firstname", "lastname", "email")
+ACCEPTED_FIELDS = {"amount", "operator", "phone_number", "currency", "customer"}
+POOL_MAX = 20  # Cauri's engine: pool_size 20 per process
+
+# $1 key digest, $2 payment id, $3 identifier, $4 amount (minor units), $5 currency,
+# $6 mode id, $7 operator, $8 phone number, $9 now, $10 event id, $11 fee rule mode,
+# $12 now as ISO 8601 text, $13 the event's payment_mode, $14 customer as given.
+RECORD = """
+WITH caller AS (
+  SELECT k.merchant_id, k.livemode, m.fee_bearer
+  FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
+  WHERE k.key_hash = $1::text AND k.revoked_at IS NULL
+    AND (k.expires_at IS NULL OR k.expires_at > $9::timestamptz) AND NOT k.livemode
+),
+priced AS (
+  SELECT c.merchant_id, c.livemode, c.fee_bearer,
+    CASE WHEN c.livemode THEN 'live' ELSE 'test' END AS env,
+    coalesce(r.disabled, false) AS disabled,
+    (round($4::bigint * coalesce(r.percent, s.fee_percent, 0) / 100)
+      + CASE $5::text
+          WHEN 'EUR' THEN coalesce(r.fixed_eur, s.fee_fixed_eur, 0)
+          WHEN 'USD' THEN coalesce(r.fixed_usd, s.fee_fixed_usd, 0)
+          ELSE coalesce(r.fixed, s.fee_fixed, 0) END)::bigint AS fee
+  FROM caller c
+  LEFT JOIN platform_settings s ON s.id = 1
+  LEFT JOIN fee_rules r ON r.merchant_id = c.merchant_id AND r.mode = $11::text
+),
+amounts AS (
+  SELECT p.*,
+    CASE WHEN p.fee_bearer = 'customer' THEN $4 + p.fee ELSE $4 END AS debited,
+    CASE WHEN p.fee_bearer = 'customer' THEN $4 ELSE $4 - p.fee END AS counted
+  FROM priced p
+  WHERE NOT p.disabled
+),
+pay AS (
+  INSERT INTO payments (id, identifier, merchant_id, livemode, status, amount, fee_amount,
+    fee_bearer, currency, payment_mode_id, operator, phone_number, customer, metadata,
+    created_at, updated_at)
+  SELECT $2::uuid, $3::text, a.merchant_id, a.livemode, 'succeeded', $4, a.fee, a.fee_bearer,
+    $5, $6::integer, $7::text, $8::text, $14::jsonb, 'null'::jsonb, $9, $9
+  FROM amounts a
+  WHERE a.debited BETWEEN 10 AND 1000000 AND (a.fee_bearer = 'customer' OR a.fee < $4)
+  RETURNING *
+),
+tx AS (
+  INSERT INTO ledger_transactions (kind, reference, livemode, created_at)
+  SELECT 'payment', pay.id::text, pay.livemode, pay.created_at FROM pay
+  RETURNING id
+),
+postings AS (
+  INSERT INTO ledger_postings (transaction_id, account, currency, amount, folded)
+  SELECT tx.id, e.account, pay.currency, e.amount, false
+  FROM tx CROSS JOIN pay CROSS JOIN amounts a CROSS JOIN LATERAL (VALUES
+    (1, 'operator:' || lower(pay.operator) || ':clearing:' || a.env || ':' || pay.currency,
+     -a.debited),
+    (2, 'merchant:' || pay.merchant_id || ':available:' || a.env || ':' || pay.currency,
+     a.counted),
+    (3, 'platform:fees:' || a.env || ':' || pay.currency, pay.fee_amount)
+  ) AS e(n, account, amount)
+  WHERE e.amount <> 0
+  ORDER BY e.n
+),
+ev AS (
+  INSERT INTO events (id, merchant_id, livemode, type, data, callback_url, created_at)
+  SELECT $10::uuid, pay.merchant_id, pay.livemode, 'payment.' || pay.status,
+    jsonb_build_object(
+      'reference', pay.id::text, 'identifier', pay.identifier,
+      'external_id', pay.external_id, 'status', pay.status, 'amount', pay.amount,
+      'fee_amount', pay.fee_amount, 'total_amount', a.debited, 'fee_bearer', pay.fee_bearer,
+      'net_amount', a.counted, 'amount_refunded', pay.amount_refunded,
+      'currency', pay.currency, 'description', pay.description,
+      'payment_mode', $13::jsonb,
+      'customer', jsonb_build_object(
+        'firstname', pay.customer -> 'firstname', 'lastname', pay.customer -> 'lastname',
+        'email', pay.customer -> 'email', 'phone_number', pay.phone_number),
+      'payment_url', pay.payment_url, 'failure_code', NULL::text,
+      'failure_message', NULL::text, 'metadata', pay.metadata, 'livemode', pay.livemode,
+      'created_at', $12::text, 'updated_at', $12::text),
+    NULL, pay.created_at
+  FROM pay CROSS JOIN amounts a
+  RETURNING id, merchant_id, livemode, type, created_at
+),
+delivery AS (
+  INSERT INTO webhook_deliveries (id, event_id, merchant_id, livemode, event, url, status,
+    attempts, series_attempts, created_at, next_attempt_at)
+  SELECT ev.id, ev.id, ev.merchant_id, ev.livemode, ev.type, w.url, 'pending', 0, 0,
+    ev.created_at, ev.created_at
+  FROM ev JOIN webhook_endpoints w
+    ON w.merchant_id = ev.merchant_id AND w.livemode = ev.livemode AND w.url IS NOT NULL
+  RETURNING id, merchant_id, livemode, created_at
+),
+job AS (
+  INSERT INTO jobs (kind, lane, group_key, payload, run_at, max_attempts, created_at)
+  SELECT 'webhooks.deliver', 'webhooks-' || a.env, d.merchant_id || '/' || a.env,
+    jsonb_build_object('delivery_id', d.id::text, 'attempt', 1), d.created_at, 10,
+    d.created_at
+  FROM delivery d CROSS JOIN amounts a
+  RETURNING id
+),
+notified AS (SELECT pg_notify('cauri_jobs', '') FROM job)
+SELECT (SELECT count(*) FROM caller) AS known, (SELECT count(*) FROM notified) AS notified,
+  pay.fee_amount, pay.fee_bearer, a.debited, a.counted
+FROM (VALUES (1)) AS one (x)
+LEFT JOIN pay ON true
+LEFT JOIN amounts a ON true
+"""
+
+
+class Refused(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def database_url() -> str:
+    url = os.environ.get("CAURI_DATABASE_URL")
+    if not url:
+        raise SystemExit("floor: CAURI_DATABASE_URL is required (the database Cauri uses)")
+    return url.replace("postgresql+asyncpg://", "postgresql://", 1)
+
+
+def parse(body: bytes) -> tuple[catalogue.PaymentMode, int, str, str, dict[str, Any]]:
+    """The request's mode, amount, currency, number and customer, or Refused (422)."""
+    try:
+        fields = json.loads(body)
+    except ValueError:
+        raise Refused(422, "invalid_request", "Corps JSON illisible.") from None
+    if not isinstance(fields, dict) or not fields.keys() <= ACCEPTED_FIELDS:
+        raise Refused(422, "invalid_request", "Champ non pris en charge par le plancher.")
+    mode = catalogue.find(str(fields.get("operator", "")))
+    if mode is None or mode.is_card:
+        raise Refused(422, "invalid_request", "Opérateur Mobile Money inconnu.")
+    amount = fields.get("amount")
+    if isinstance(amount, float) and amount.is_integer():
+        amount = int(amount)
+    if not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0:
+        raise Refused(422, "invalid_request", "Montant invalide.")
+    currency = fields.get("currency") or mode.currency
+    if currency != mode.currency:
+        raise Refused(422, "invalid_request", "Devise invalide pour cet opérateur.")
+    phone = str(fields.get("phone_number", "")).removeprefix("+")
+    if not phone.isdigit() or not phone.endswith("0000"):
+        raise Refused(422, "invalid_request", "Le plancher n'enregistre que les numéros en 0000.")
+    given = fields.get("customer") or {}
+    if not isinstance(given, dict):
+        raise Refused(422, "invalid_request", "Client invalide.")
+    customer = {name: given.get(name) for name in CUSTOMER_FIELDS} | {"phone_number": None}
+    return mode, amount, currency, phone, customer
+
+
+def caller_digest(headers: list[tuple[bytes, bytes]]) -> str:
+    for name, value in headers:
+        if name == b"authorization":
+            scheme, _, key = value.decode("latin-1").partition(" ")
+            key = key.strip()
+            if scheme.lower() == "bearer" and key.startswith(TEST_PREFIX):
+                return hashlib.sha256(key.encode()).hexdigest()
+    raise Refused(401, "unauthorized", "Clé API absente ou invalide.")
+
+
+async def record(pool: asyncpg.Pool, headers: list[tuple[bytes, bytes]], body: bytes) -> bytes:
+    """One durable payment; its object as the response body."""
+    mode, amount, currency, phone, customer = parse(body)
+    digest = caller_digest(headers)
+    payment_id, event_id = uuid.uuid4(), uuid.uuid4()
+    identifier = "CAU" + "".join(secrets.choice(IDENTIFIER_ALPHABET) for _ in range(12))
+    now = datetime.now(UTC)
+    stamp = now.isoformat()
+    summary = {"id": mode.id, "name": mode.name, "type": mode.type.value, "operator": mode.operator}
+    event_mode = summary | {"country": mode.country, "country_code": mode.country_code}
+    row = await pool.fetchrow(
+        RECORD,
+        digest,
+        payment_id,
+        identifier,
+        amount,
+        currency,
+        mode.id,
+        mode.operator,
+        phone,
+        now,
+        event_id,
+        mode.operator.lower(),
+        stamp,
+        json.dumps(event_mode),
+        json.dumps(customer),
+    )
+    if not row["known"]:
+        raise Refused(401, "unauthorized", "Clé API absente ou invalide.")
+    if row["fee_amount"] is None:
+        raise Refused(422, "invalid_request", "Moyen fermé ou montant hors bornes.")
+    payment = {
+        "reference": str(payment_id),
+        "identifier": identifier,
+        "external_id": None,
+        "status": "succeeded",
+        "amount": amount,
+        "fee_amount": row["fee_amount"],
+        "total_amount": row["debited"],
+        "fee_bearer": row["fee_bearer"],
+        "net_amount": row["counted"],
+        "amount_refunded": 0,
+        "currency": currency,
+        "description": None,
+        "payment_mode": summary,
+        "customer": customer | {"phone_number": phone},
+        "payment_url": None,
+        "failure_code": None,
+        "failure_message": None,
+        "metadata": None,
+        "livemode": False,
+        "created_at": stamp,
+        "updated_at": stamp,
+    }
+    return json.dumps({"success": True, "data": payment}).encode()
+
+
+async def answer(send: Any, status: int, body: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def read_body(receive: Any) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+async def lifespan(state: dict[str, Any], receive: Any, send: Any) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            pool = await asyncpg.create_pool(database_url(), min_size=2, max_size=POOL_MAX)
+            durability = await pool.fetchval("SHOW synchronous_commit")
+            if durability != "on":
+                await send(
+                    {
+                        "type": "lifespan.startup.failed",
+                        "message": f"synchronous_commit is {durability}, not on: not comparable",
+                    }
+                )
+                return
+            state["pool"] = pool
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            if "pool" in state:
+                await state["pool"].close()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+_STATE: dict[str, Any] = {}
+
+
+async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] == "lifespan":
+        await lifespan(_STATE, receive, send)
+        return
+    if scope["type"] != "http":
+        return
+    if scope["method"] != "POST" or scope["path"] != PATH:
+        await answer(send, 404, b'{"success": false, "error": {"code": "not_found"}}')
+        return
+    body = await read_body(receive)
+    try:
+        await answer(send, 201, await record(_STATE["pool"], scope["headers"], body))
+    except Refused as refused:
+        error = {"code": refused.code, "message": refused.message}
+        await answer(send, refused.status, json.dumps({"success": False, "error": error}).encode())
