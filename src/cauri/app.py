@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import structlog
 from fastapi import FastAPI
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cauri import jobs
 from cauri.balance.endpoints import router as balance_router
@@ -39,45 +36,6 @@ from cauri.worker.runner import Worker
 
 API_PREFIX = "/api/v1"
 OPENAPI_URL = f"{API_PREFIX}/openapi.json"
-NOSNIFF = (b"x-content-type-options", b"nosniff")
-
-
-class RequestIdMiddleware:
-    """Tags each request (and its log lines) with an id, returned as X-Request-Id, and says
-    `X-Content-Type-Options: nosniff` on every response, errors and refusals included, so that
-    no browser runs a JSON or error body as a script or a page of another type.
-
-    It also answers crashes: Starlette's last-resort handler sits outside every middleware,
-    so its 500 would carry no request id and be logged after the id is unbound."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        request_id = uuid.uuid4().hex
-        structlog.contextvars.bind_contextvars(request_id=request_id)
-        started = False
-
-        async def send_with_id(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-                message.setdefault("headers", []).extend(
-                    [(b"x-request-id", request_id.encode()), NOSNIFF]
-                )
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_with_id)
-        except Exception as exc:
-            if started:  # too late for an envelope: let the server drop the connection
-                raise
-            await error_handlers.crashed(scope, receive, send_with_id, exc)
-        finally:
-            structlog.contextvars.unbind_contextvars("request_id")
 
 
 def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
@@ -129,10 +87,10 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
     # still counted) and before routing, parsing and authentication.
     app.add_middleware(BodyLimitMiddleware)
     app.add_middleware(RateLimitMiddleware, settings=runtime.settings)
-    # Inside the request id (its line carries it), outside the rate limit (sees its refusals).
+    # Request id, nosniff, crash answer, access line and metrics: outside the rate limit
+    # (sees its refusals).
     app.state.http_metrics = HttpMetrics()
     app.add_middleware(AccessMiddleware, metrics=app.state.http_metrics)
-    app.add_middleware(RequestIdMiddleware)
     return app
 
 

@@ -9,9 +9,11 @@ import uuid
 
 import httpx
 import pytest
+from limits import parse
 
 from cauri.config import Settings
-from cauri.kit.ratelimit import budget_key, client_ip, trusted_networks
+from cauri.kit import ratelimit
+from cauri.kit.ratelimit import Count, LocalWindows, budget_key, client_ip, trusted_networks
 from cauri.runtime import Runtime
 from tests.foundation.builders import API, app_with, client_of
 from tests.support import assert_error, make_merchant
@@ -223,3 +225,26 @@ async def test_operator_callbacks_have_their_own_bucket(runtime: Runtime) -> Non
             notice = await client.post(f"{API}/operator-callbacks/mtn", content=b"{}")
             assert notice.status_code == 404  # no such operator here, but not limited
         assert_limited(await client.post(f"{API}/operator-callbacks/mtn", content=b"{}"))
+
+
+async def test_a_window_opens_at_the_first_request_and_gives_the_whole_budget_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Fixed windows: exact counting within one, Reset the seconds left in it, and the whole
+    budget back when it ends; ended windows are dropped, so memory follows recent clients."""
+    clock = [1000.0]
+    monkeypatch.setattr(ratelimit.time, "monotonic", lambda: clock[0])
+    windows, item = LocalWindows(), parse("2/minute")
+    assert [await windows.hit(item, "a") for _ in range(3)] == [
+        Count(True, 1, 60),
+        Count(True, 0, 60),
+        Count(False, 0, 60),
+    ]
+    clock[0] += 59.5
+    assert await windows.hit(item, "a") == Count(False, 0, 1)
+    assert await windows.hit(item, "b") == Count(True, 1, 60)  # its own window
+    clock[0] += 0.5
+    assert await windows.hit(item, "a") == Count(True, 1, 60)
+    clock[0] += LocalWindows.SWEEP_EVERY + 60
+    await windows.hit(item, "c")
+    assert set(windows.windows) == {"c"}

@@ -1,4 +1,8 @@
-"""Every request observed once, on its way out: one access log line and the HTTP metrics.
+"""The outermost layer of the app: every request gets an id (X-Request-Id, bound to its log
+lines), every response says nosniff (no browser runs a JSON or error body as a script or a
+page of another type), a crash is answered here, and every request is observed once, on
+its way out: one access log line and the HTTP metrics. One layer, not one per concern: each
+layer is a call and a `send` wrapper more on every request.
 
 A request is named by its route's template (`/api/v1/payments/{reference}`), never by its
 path: a path carries references and, in the hosted page's, a customer's payment; the
@@ -13,6 +17,7 @@ registry, so that every app, in tests too, counts apart.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Sequence
 
 import structlog
@@ -21,12 +26,21 @@ from prometheus_client import Counter, Histogram
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from cauri.kit import error_handlers
+from cauri.kit.redaction import Clean
+
 log = structlog.get_logger("cauri.access")
 
 # Requests that match no route (404s of unknown addresses) share one label value, and so do
-# methods no route answers: a client must not grow the metrics with made-up values.
-UNMATCHED = "unmatched"
-METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+# methods no route answers: a client must not grow the metrics with made-up values. Every
+# value of the access line is Cauri's own (`Clean`): the redaction has nothing to search.
+UNMATCHED = Clean("unmatched")
+METHODS = {
+    method: Clean(method) for method in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+}
+OTHER_METHOD = Clean("OTHER")
+ACCESS_EVENT = Clean("http.request")
+NOSNIFF = (b"x-content-type-options", b"nosniff")
 
 
 class HttpMetrics:
@@ -53,26 +67,31 @@ class RouteTemplates:
     know only their part of the path)."""
 
     def __init__(self, routes: Sequence[BaseRoute]) -> None:
-        self.contexts = [c for c in iter_route_contexts(routes) if isinstance(c.path, str)]
-        self.by_route = {id(c.original_route): c.path for c in self.contexts}
+        self.contexts = [
+            (c, Clean(c.path)) for c in iter_route_contexts(routes) if isinstance(c.path, str)
+        ]
+        self.by_route = {id(c.original_route): path for c, path in self.contexts}
 
-    def of(self, scope: Scope) -> str:
+    def of(self, scope: Scope) -> Clean:
         """The template of the route that answered; for a request refused before routing
         (rate limit, body limit), of the route it was meant for."""
         route = scope.get("route")
         if route is not None and id(route) in self.by_route:
-            return str(self.by_route[id(route)])
-        for context in self.contexts:
+            return self.by_route[id(route)]
+        for context, path in self.contexts:
             match, _ = context.matches(scope)
             if match is not Match.NONE:
-                return str(context.path)
+                return path
         return UNMATCHED
 
 
 class AccessMiddleware:
-    """Sits inside RequestIdMiddleware, so that its line carries the request id, and outside
-    the rate limit, so that refusals are seen too. A crash is counted as the 500 that
-    RequestIdMiddleware then answers."""
+    """Outermost, so that every line of the request, the access line included, carries its
+    id, and that the rate limit's and body limit's refusals are seen too.
+
+    It also answers crashes: Starlette's last-resort handler sits outside every middleware,
+    so its 500 would carry no request id and be logged after the id is unbound. A crash is
+    counted and logged as that 500."""
 
     def __init__(self, app: ASGIApp, metrics: HttpMetrics) -> None:
         self.app = app
@@ -85,28 +104,39 @@ class AccessMiddleware:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        status = 500
+        request_id = Clean(uuid.uuid4().hex)
+        structlog.contextvars.bind_contextvars(request_id=request_id)
+        tags = [(b"x-request-id", request_id.encode()), NOSNIFF]
+        status = 0  # no response started yet
 
         async def send_observed(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
+                message.setdefault("headers", []).extend(tags)
             await send(message)
 
         try:
             await self.app(scope, receive, send_observed)
+        except Exception as exc:
+            if status:  # too late for an envelope: let the server drop the connection
+                raise
+            await error_handlers.crashed(scope, receive, send_observed, exc)
         finally:
-            elapsed = time.perf_counter() - started
-            method = scope["method"] if scope["method"] in METHODS else "OTHER"
-            if self.templates is None:
-                self.templates = RouteTemplates(scope["app"].router.routes)
-            route = self.templates.of(scope)
-            self.metrics.requests.labels(method, route, str(status)).inc()
-            self.metrics.duration.labels(method, route).observe(elapsed)
-            log.info(
-                "http.request",
-                method=method,
-                route=route,
-                status=status,
-                duration_ms=round(elapsed * 1000, 1),
-            )
+            self._observe(scope, status or 500, time.perf_counter() - started)
+            structlog.contextvars.unbind_contextvars("request_id")
+
+    def _observe(self, scope: Scope, status: int, elapsed: float) -> None:
+        method = METHODS.get(scope["method"], OTHER_METHOD)
+        if self.templates is None:
+            self.templates = RouteTemplates(scope["app"].router.routes)
+        route = self.templates.of(scope)
+        self.metrics.requests.labels(method, route, str(status)).inc()
+        self.metrics.duration.labels(method, route).observe(elapsed)
+        log.info(
+            ACCESS_EVENT,
+            method=method,
+            route=route,
+            status=status,
+            duration_ms=round(elapsed * 1000, 1),
+        )

@@ -23,15 +23,18 @@ def configure(json_lines: bool) -> None:
     )
     shared: list[structlog.typing.Processor] = [
         structlog.contextvars.merge_contextvars,
-        structlog.processors.add_log_level,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
         # Rendered to text first, so that the exception's text is redacted too.
         structlog.processors.format_exc_info,
         redaction.processor,
+        # Added after the redaction: a level and a time are made here and carry nothing.
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
     structlog.configure(
         processors=[*shared, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
+        # One write and flush of the line (PrintLogger goes through print()).
+        logger_factory=structlog.WriteLoggerFactory(),
         cache_logger_on_first_use=True,
     )
     handler = logging.StreamHandler()

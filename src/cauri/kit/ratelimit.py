@@ -4,11 +4,17 @@ Shared across replicas through Redis when CAURI_REDIS_URL is set, else in proces
 X-Forwarded-For is believed only from CAURI_TRUSTED_PROXIES. An IPv6 client is counted per
 /64: that is what one subscriber gets, and changing addresses inside it is free.
 
+Fixed windows: a client's window opens at its first request counted and lasts the period
+(a minute by default); it allows that many requests, then 429 until it ends and the whole
+budget comes back. Counting is exact within a window and O(1) per request (the `limits`
+moving window kept every request of the minute in a list and handed its expiry to a thread),
+at the price of a burst of up to twice the limit across the end of a window.
+
 Every counted response, refusals included, says the client's budget: X-RateLimit-Limit (the
 requests a window allows), X-RateLimit-Remaining (left now) and X-RateLimit-Reset (seconds,
-not an epoch, so that clocks need not agree: until the oldest request counted leaves the
-moving window and Remaining grows again). A 429's Retry-After is the same delay (1 at least).
-GET /metrics is not counted: the monitoring's scrapes are not a client's requests.
+not an epoch, so that clocks need not agree: until the window ends and the whole budget is
+back). A 429's Retry-After is the same delay (1 at least). GET /metrics is not counted: the
+monitoring's scrapes are not a client's requests.
 
 Operators' notifications have their own bucket (CAURI_CALLBACK_RATE_LIMIT): an operator
 that settles a burst of payments must not be refused, nor take a merchant's budget when
@@ -17,13 +23,16 @@ both share an address.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import math
 import time
+from dataclasses import dataclass
+from typing import Protocol
 
 import structlog
-from limits import RateLimitItem, WindowStats, parse
-from limits.aio.strategies import MovingWindowRateLimiter
+from limits import RateLimitItem, parse
+from limits.aio.storage import Storage
 from limits.errors import StorageError
 from limits.storage import storage_from_string
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -58,6 +67,7 @@ def client_ip(peer: str | None, forwarded_for: str | None, trusted: list[Network
     return hops[0] if hops else peer
 
 
+@functools.lru_cache(maxsize=4096)  # parsing an address on every request is most of the cost
 def budget_key(ip: str) -> str:
     """Who pays for a request: an IPv4 address (an IPv4-mapped one too), or an IPv6 /64."""
     try:
@@ -88,24 +98,82 @@ def _is_trusted(address: str, trusted: list[Network]) -> bool:
     return any(ip in network for network in trusted)
 
 
+@dataclass(frozen=True, slots=True)
+class Count:
+    allowed: bool
+    remaining: int
+    reset_in: int  # seconds until the window ends
+
+
+class Windows(Protocol):
+    async def hit(self, item: RateLimitItem, key: str) -> Count | None:
+        """Counts one request; None when the count is unknown (the storage is down)."""
+
+
+@dataclass(slots=True)
+class _Window:
+    ends: float  # time.monotonic()
+    count: int = 0
+
+
+class LocalWindows:
+    """The windows of this process, in a dict: one lookup and one addition per request, no
+    lock (nothing awaits between reading and writing a window), nothing handed to a task or
+    a thread. Ended windows are dropped once a sweep period, so that memory follows the
+    clients of the last period, not every client ever seen."""
+
+    SWEEP_EVERY = 60.0
+
+    def __init__(self) -> None:
+        self.windows: dict[str, _Window] = {}
+        self.sweep_at = time.monotonic() + self.SWEEP_EVERY
+
+    async def hit(self, item: RateLimitItem, key: str) -> Count:
+        now = time.monotonic()
+        if now >= self.sweep_at:
+            self.windows = {k: w for k, w in self.windows.items() if w.ends > now}
+            self.sweep_at = now + self.SWEEP_EVERY
+        window = self.windows.get(key)
+        if window is None or window.ends <= now:
+            window = self.windows[key] = _Window(now + item.get_expiry())
+        window.count += 1
+        left = item.amount - window.count
+        return Count(left >= 0, max(0, left), math.ceil(window.ends - now))
+
+
+class SharedWindows:
+    """The windows in Redis, shared by replicas: `limits`' fixed window (its
+    FixedWindowRateLimiter counts with this same `incr`, the window opening with the key's
+    expiry), read in two round trips: the count the increment returns, and the window's
+    expiry."""
+
+    def __init__(self, redis_url: str) -> None:
+        storage = storage_from_string("async+" + redis_url, wrap_exceptions=True)
+        assert isinstance(storage, Storage)
+        self.storage = storage
+
+    async def hit(self, item: RateLimitItem, key: str) -> Count | None:
+        name = item.key_for(key)
+        try:
+            count = await self.storage.incr(name, item.get_expiry())
+            ends = await self.storage.get_expiry(name)
+        except StorageError:
+            # A rate limiter that is down must not take the payment service down with it.
+            log.warning("ratelimit.storage_unavailable")
+            return None
+        reset_in = max(0, math.ceil(ends - time.time()))
+        return Count(count <= item.amount, max(0, item.amount - count), reset_in)
+
+
 class RateLimitMiddleware:
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
         self.app = app
         self.item = parse(settings.rate_limit)
         self.callback_item = parse(settings.callback_rate_limit)
-        uri = "async+" + (settings.redis_url or "memory://")
-        self.limiter = MovingWindowRateLimiter(storage_from_string(uri, wrap_exceptions=True))
+        self.windows: Windows = (
+            SharedWindows(settings.redis_url) if settings.redis_url else LocalWindows()
+        )
         self.trusted = trusted_networks(settings.trusted_proxies)
-
-    async def _hit(self, item: RateLimitItem, key: str) -> tuple[bool, WindowStats] | None:
-        """Counts the request; whether it is allowed, and the budget left (None: unknown)."""
-        try:
-            allowed = await self.limiter.hit(item, key)
-            return allowed, await self.limiter.get_window_stats(item, key)
-        except StorageError:
-            # A rate limiter that is down must not take the payment service down with it.
-            log.warning("ratelimit.storage_unavailable")
-            return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] == METRICS_PATH:
@@ -119,21 +187,19 @@ class RateLimitMiddleware:
         item = self.item
         if scope["path"].startswith(CALLBACKS_PATH):
             item, key = self.callback_item, "callbacks:" + key
-        counted = await self._hit(item, key)
-        if counted is None:
+        count = await self.windows.hit(item, key)
+        if count is None:
             await self.app(scope, receive, send)
             return
-        allowed, stats = counted
-        reset_in = max(0, math.ceil(stats.reset_time - time.time()))
         budget = [
             (b"x-ratelimit-limit", str(item.amount).encode()),
-            (b"x-ratelimit-remaining", str(max(0, stats.remaining)).encode()),
-            (b"x-ratelimit-reset", str(reset_in).encode()),
+            (b"x-ratelimit-remaining", str(count.remaining).encode()),
+            (b"x-ratelimit-reset", str(count.reset_in).encode()),
         ]
-        if allowed:
+        if count.allowed:
             await self.app(scope, receive, _with_headers(send, budget))
             return
-        retry_after = max(1, reset_in)
+        retry_after = max(1, count.reset_in)
         # Rendered as every other error is: the same envelope, encoding and content type.
         refusal = render(RateLimited(headers={"Retry-After": str(retry_after)}))
         await refusal(scope, receive, _with_headers(send, budget))
