@@ -8,11 +8,11 @@ from contextlib import contextmanager
 from typing import Any
 
 import httpx
-from sqlalchemy import event
+from sqlalchemy import event, text
 
 from cauri.runtime import Runtime
 from tests.payments.builders import PAYMENTS
-from tests.support import make_merchant, momo_body
+from tests.support import make_merchant, momo_body, scalar
 
 
 @contextmanager
@@ -43,6 +43,62 @@ async def test_a_payment_settled_at_once_is_inserted_settled(
     assert len(seen) == 5, seen
     assert [s for s in seen if s.startswith("INSERT INTO payments")] == ["INSERT INTO payments"]
     assert not [s for s in seen if s.startswith("UPDATE")], seen
+
+
+async def test_the_event_its_delivery_and_its_job_take_one_statement(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    endpoint = await client.put(
+        "/api/v1/webhooks/endpoint",
+        json={"url": "https://merchant.example/hooks"},
+        headers=merchant.headers(),
+    )
+    assert endpoint.status_code == 200, endpoint.text
+    with statements(runtime) as seen:
+        response = await client.post(PAYMENTS, json=momo_body(), headers=merchant.headers())
+    assert response.status_code == 201, response.text
+    # A payment with somewhere to notify costs no more statements than one without.
+    assert len(seen) == 5, seen
+    # The delivery's first attempt is queued in the event's transaction, as the worker
+    # queues any job: its lane, its endpoint's group, its payload.
+    job = await row(
+        runtime,
+        "SELECT j.kind, j.lane, j.group_key, j.payload, j.status, j.max_attempts, "
+        "j.run_at = e.created_at, j.created_at = e.created_at, d.id = e.id "
+        "FROM events e JOIN webhook_deliveries d ON d.event_id = e.id "
+        "JOIN jobs j ON j.payload ->> 'delivery_id' = d.id::text "
+        "WHERE e.merchant_id = :merchant",
+        merchant=merchant.id,
+    )
+    assert job is not None
+    kind, lane, group, payload, status, max_attempts, *same = job
+    assert (kind, lane, group, status, max_attempts) == (
+        "webhooks.deliver",
+        "webhooks-test",
+        f"{merchant.id}/test",
+        "queued",
+        10,
+    )
+    assert payload["attempt"] == 1
+    assert same == [True, True, True]
+    assert await scalar(runtime, "SELECT count(*) FROM jobs") == 1
+
+
+async def test_an_event_with_nowhere_to_go_queues_no_job(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    response = await client.post(PAYMENTS, json=momo_body(), headers=merchant.headers())
+    assert response.status_code == 201, response.text
+    assert await scalar(runtime, "SELECT count(*) FROM events") == 1
+    assert await scalar(runtime, "SELECT count(*) FROM webhook_deliveries") == 0
+    assert await scalar(runtime, "SELECT count(*) FROM jobs") == 0
+
+
+async def row(runtime: Runtime, sql: str, **params: Any) -> Any:
+    async with runtime.sessionmaker() as session:
+        return (await session.execute(text(sql), params)).one_or_none()
 
 
 async def test_a_refusal_at_initiation_is_inserted_failed(

@@ -6,91 +6,41 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import (
-    Boolean,
-    DateTime,
-    String,
-    Table,
-    bindparam,
-    func,
-    insert,
-    literal,
-    select,
-)
+from sqlalchemy import bindparam, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit.errors import NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.kit.pagination import Page, paginate
 from cauri.merchants.auth import Caller
-from cauri.models import Event, WebhookDelivery, WebhookEndpoint
-from cauri.webhooks.scheduling import enqueue_attempt
+from cauri.models import Event
+from cauri.webhooks.scheduling import first_attempt
+from cauri.worker import queue
 
 # One round trip for the event and, when it has somewhere to go (the payment's `callback_url`,
-# else the environment's endpoint), its delivery: it runs on every payment settlement. Built
-# once, so its cache key is computed once; on the tables, not the mapped classes, which the
-# ORM would copy on every execution (and take for a bulk INSERT of the parameters). No
-# parameter is named like a column: an INSERT takes such a parameter as that column's value.
-_EVENTS = cast(Table, Event.__table__)
-_DELIVERIES = cast(Table, WebhookDelivery.__table__)
-_ENDPOINTS = cast(Table, WebhookEndpoint.__table__)
-_NEW_EVENT = (
-    insert(_EVENTS)
-    .values(
-        id=bindparam("new_id"),
-        merchant_id=bindparam("owner"),
-        livemode=bindparam("env"),
-        type=bindparam("kind"),
-        data=bindparam("payload", type_=Event.data.type),
-        callback_url=bindparam("callback", type_=String),
-        created_at=bindparam("at"),
-    )
-    .returning(_EVENTS.c.id)
-    .cte("new_event")
-)
-_TARGET = func.coalesce(
-    bindparam("callback", type_=String),
-    select(_ENDPOINTS.c.url)
-    .where(
-        _ENDPOINTS.c.merchant_id == bindparam("owner"), _ENDPOINTS.c.livemode == bindparam("env")
-    )
-    .scalar_subquery(),
-)
-_EMIT = (
-    insert(_DELIVERIES)
-    .from_select(
-        [
-            "id",
-            "event_id",
-            "merchant_id",
-            "livemode",
-            "event",
-            "url",
-            "status",
-            "attempts",
-            "series_attempts",
-            "created_at",
-            "next_attempt_at",
-        ],
-        select(
-            _NEW_EVENT.c.id,
-            _NEW_EVENT.c.id,
-            bindparam("owner", type_=String),
-            bindparam("env", type_=Boolean),
-            bindparam("kind", type_=String),
-            _TARGET,
-            literal("pending", String),
-            literal(0),
-            literal(0),
-            bindparam("at", type_=DateTime(timezone=True)),
-            bindparam("at", type_=DateTime(timezone=True)),
-        ).where(_TARGET.is_not(None)),
-    )
-    .returning(_DELIVERIES.c.id)
-    .add_cte(_NEW_EVENT)
-)
+# else the environment's endpoint), its delivery (whose id is the event's) and the job of its
+# first attempt, with the worker's NOTIFY: it runs on every payment settlement. Built once, so
+# its cache key is computed once; plain SQL on the tables, so the ORM takes no part in it.
+# PostgreSQL runs every data-modifying CTE to completion whether the last SELECT reads it or
+# not; the job CTE and its NOTIFY are the worker's own (cauri.worker.queue). Constant text
+# (S608: no input is ever concatenated into it).
+_EMIT = text(
+    "WITH new_event AS (INSERT INTO events (id, merchant_id, livemode, type, data, "  # noqa: S608
+    "  callback_url, created_at) VALUES (:new_id, :owner, :env, :kind, :payload, :callback, :at) "
+    "  RETURNING id), "
+    "target AS (SELECT coalesce(CAST(:callback AS text), (SELECT url FROM webhook_endpoints "
+    "  WHERE merchant_id = :owner AND livemode = :env)) AS url), "
+    "delivery AS (INSERT INTO webhook_deliveries (id, event_id, merchant_id, livemode, event, "
+    "  url, status, attempts, series_attempts, created_at, next_attempt_at) "
+    "  SELECT new_event.id, new_event.id, CAST(:owner AS text), CAST(:env AS boolean), "
+    "  CAST(:kind AS text), target.url, 'pending', 0, 0, CAST(:at AS timestamptz), "
+    "  CAST(:at AS timestamptz) FROM new_event, target WHERE target.url IS NOT NULL "
+    "  RETURNING id), "
+    f"{queue.insert_job('delivery')} "
+    f"SELECT job.id, {queue.NOTIFY} FROM job"
+).bindparams(bindparam("payload", type_=Event.data.type))
 
 
 async def emit(
@@ -106,29 +56,21 @@ async def emit(
     """Records the event and, when it has somewhere to go (the payment's `callback_url`,
     else the environment's endpoint), its delivery and first delivery job."""
     event_id = uuid.uuid4()
-    delivered = (
-        await session.execute(
-            _EMIT,
-            {
-                "new_id": event_id,
-                "owner": merchant_id,
-                "env": livemode,
-                "kind": type,
-                "payload": data,
-                "callback": callback_url,
-                "at": at,
-            },
-        )
-    ).scalar_one_or_none()
-    if delivered is not None:
-        await enqueue_attempt(
-            session,
-            delivery_id=delivered,
-            attempt=1,
-            merchant_id=merchant_id,
-            livemode=livemode,
-            now=at,
-        )
+    await session.execute(
+        _EMIT,
+        {
+            "new_id": event_id,
+            "owner": merchant_id,
+            "env": livemode,
+            "kind": type,
+            "payload": data,
+            "callback": callback_url,
+            "at": at,
+            **first_attempt(
+                delivery_id=event_id, merchant_id=merchant_id, livemode=livemode, now=at
+            ),
+        },
+    )
     return event_id
 
 

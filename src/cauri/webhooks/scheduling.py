@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -35,6 +36,19 @@ async def enqueue_attempt(
         group=endpoint_group(merchant_id, livemode),
         now=now,
         delay=delay,
+    )
+
+
+def first_attempt(
+    *, delivery_id: uuid.UUID, merchant_id: str, livemode: bool, now: datetime
+) -> dict[str, Any]:
+    """The job of a new delivery's first attempt, as parameters of `queue.insert_job`: the
+    event's statement queues it with the delivery (see `cauri.events.service.emit`)."""
+    return jobs.DELIVER.values(
+        jobs.Attempt(str(delivery_id), 1),
+        livemode=livemode,
+        group=endpoint_group(merchant_id, livemode),
+        now=now,
     )
 
 

@@ -51,6 +51,20 @@ class JobKind(Generic[P]):
             group=group,
         )
 
+    def values(
+        self, payload: P, *, livemode: bool, now: datetime, group: str | None = None
+    ) -> dict[str, Any]:
+        """The parameters of `queue.insert_job`: the job queued by another domain's
+        statement, in the caller's transaction."""
+        return queue.job_values(
+            self.name,
+            dataclasses.asdict(payload),  # type: ignore[call-overload]
+            family=self.family,
+            livemode=livemode,
+            now=now,
+            group=group,
+        )
+
     async def hasten(
         self, session: AsyncSession, payload: P, *, livemode: bool, now: datetime
     ) -> bool:

@@ -16,12 +16,25 @@ from cauri.worker import lanes
 
 NOTIFY_CHANNEL = "cauri_jobs"
 
-_ENQUEUE = text(
-    "WITH job AS (INSERT INTO jobs (kind, lane, group_key, payload, run_at, max_attempts, "
-    "created_at) VALUES (:kind, :lane, :group_key, CAST(:payload AS jsonb), :run_at, "
-    ":max_attempts, :now) RETURNING id) "
-    "SELECT job.id, pg_notify('cauri_jobs', '') FROM job"
-)
+NOTIFY = "pg_notify('cauri_jobs', '')"
+
+
+def insert_job(source: str | None = None) -> str:
+    """The CTE `job`: one job from the parameters `job_values` gives, once per row of
+    `source` (a FROM item; None: once). Another domain's statement takes it to queue a job
+    in the same round trip as the row the job acts on, and selects `NOTIFY` from `job`.
+    Every parameter is cast: in an INSERT ... SELECT, PostgreSQL does not infer them.
+    Constant text (S608): `source` is a CTE's name, never input."""
+    return (
+        "job AS (INSERT INTO jobs (kind, lane, group_key, payload, run_at, max_attempts, "  # noqa: S608
+        "created_at) SELECT CAST(:job_kind AS text), CAST(:job_lane AS text), "
+        "CAST(:job_group AS text), CAST(:job_payload AS jsonb), "
+        "CAST(:job_run_at AS timestamptz), CAST(:job_max_attempts AS integer), "
+        "CAST(:job_now AS timestamptz)" + (f" FROM {source}" if source else "") + " RETURNING id)"
+    )
+
+
+_ENQUEUE = text(f"WITH {insert_job()} SELECT job.id, {NOTIFY} FROM job")  # noqa: S608
 
 # What a claim does to the jobs it picked: runs them under a lease, or fails those whose
 # lease ran out on their last attempt (they are not rerun).
@@ -129,19 +142,41 @@ async def enqueue(
     """Inserts a job in the caller's transaction; its lane follows from `family` and
     `livemode`. Jobs of one `group` run at most CAURI_WEBHOOK_ENDPOINT_CONCURRENCY at once.
     Domains queue through their typed kinds (cauri.worker.jobs)."""
-    result = await session.execute(
-        _ENQUEUE,
-        {
-            "kind": kind,
-            "lane": lanes.lane_of(family, livemode=livemode),
-            "group_key": group,
-            "payload": json.dumps(payload),
-            "run_at": now + timedelta(seconds=delay),
-            "max_attempts": max_attempts,
-            "now": now,
-        },
+    parameters = job_values(
+        kind,
+        payload,
+        livemode=livemode,
+        now=now,
+        delay=delay,
+        max_attempts=max_attempts,
+        group=group,
+        family=family,
     )
+    result = await session.execute(_ENQUEUE, parameters)
     return int(result.scalar_one())
+
+
+def job_values(
+    kind: str,
+    payload: dict[str, Any],
+    *,
+    livemode: bool,
+    now: datetime,
+    delay: float = 0,
+    max_attempts: int = 10,
+    group: str | None = None,
+    family: lanes.Family = lanes.Family.MONEY,
+) -> dict[str, Any]:
+    """The parameters of `insert_job` (see `enqueue`)."""
+    return {
+        "job_kind": kind,
+        "job_lane": lanes.lane_of(family, livemode=livemode),
+        "job_group": group,
+        "job_payload": json.dumps(payload),
+        "job_run_at": now + timedelta(seconds=delay),
+        "job_max_attempts": max_attempts,
+        "job_now": now,
+    }
 
 
 async def hasten(
