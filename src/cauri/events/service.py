@@ -19,28 +19,64 @@ from cauri.models import Event
 from cauri.webhooks.scheduling import first_attempt
 from cauri.worker import queue
 
-# One round trip for the event and, when it has somewhere to go (the payment's `callback_url`,
-# else the environment's endpoint), its delivery (whose id is the event's) and the job of its
-# first attempt, with the worker's NOTIFY: it runs on every payment settlement. Built once, so
-# its cache key is computed once; plain SQL on the tables, so the ORM takes no part in it.
-# PostgreSQL runs every data-modifying CTE to completion whether the last SELECT reads it or
-# not; the job CTE and its NOTIFY are the worker's own (cauri.worker.queue). Constant text
-# (S608: no input is ever concatenated into it).
-_EMIT = text(
-    "WITH new_event AS (INSERT INTO events (id, merchant_id, livemode, type, data, "  # noqa: S608
-    "  callback_url, created_at) VALUES (:new_id, :owner, :env, :kind, :payload, :callback, :at) "
-    "  RETURNING id), "
-    "target AS (SELECT coalesce(CAST(:callback AS text), (SELECT url FROM webhook_endpoints "
-    "  WHERE merchant_id = :owner AND livemode = :env)) AS url), "
-    "delivery AS (INSERT INTO webhook_deliveries (id, event_id, merchant_id, livemode, event, "
-    "  url, status, attempts, series_attempts, created_at, next_attempt_at) "
-    "  SELECT new_event.id, new_event.id, CAST(:owner AS text), CAST(:env AS boolean), "
-    "  CAST(:kind AS text), target.url, 'pending', 0, 0, CAST(:at AS timestamptz), "
-    "  CAST(:at AS timestamptz) FROM new_event, target WHERE target.url IS NOT NULL "
-    "  RETURNING id), "
-    f"{queue.insert_job('delivery')} "
-    f"SELECT job.id, {queue.NOTIFY} FROM job"
-).bindparams(bindparam("payload", type_=Event.data.type))
+
+def emission_after(source: str | None) -> str:
+    """The CTEs of an event and, when it has somewhere to go (the payment's `callback_url`,
+    else the environment's endpoint), its delivery (whose id is the event's) and the job of
+    its first attempt (`job`, whose caller selects the worker's NOTIFY from it): written once
+    per row of `source`, a CTE of the caller's statement (None: once). It runs on every
+    payment settlement, in one round trip with the state change it reports when the caller
+    can (see `cauri.payments.service`). Plain SQL on the tables, so the ORM takes no part in
+    it. PostgreSQL runs every data-modifying CTE to completion whether the last SELECT reads
+    it or not; the job CTE is the worker's own (cauri.worker.queue). Every parameter is
+    cast: in an INSERT ... SELECT, PostgreSQL does not infer them. Constant text (S608):
+    `source` is a CTE's name, never input."""
+    return (
+        "new_event AS (INSERT INTO events (id, merchant_id, livemode, type, data, "  # noqa: S608
+        "  callback_url, created_at) SELECT CAST(:event_id AS uuid), CAST(:event_owner AS text), "
+        "  CAST(:event_env AS boolean), CAST(:event_type AS text), CAST(:event_data AS jsonb), "
+        "  CAST(:event_callback AS text), CAST(:event_at AS timestamptz)"
+        + (f" FROM {source}" if source else "")
+        + "  RETURNING id), "  # noqa: S608
+        "target AS (SELECT coalesce(CAST(:event_callback AS text), (SELECT url FROM "
+        "  webhook_endpoints WHERE merchant_id = CAST(:event_owner AS text) "
+        "  AND livemode = CAST(:event_env AS boolean))) AS url), "
+        "delivery AS (INSERT INTO webhook_deliveries (id, event_id, merchant_id, livemode, "
+        "  event, url, status, attempts, series_attempts, created_at, next_attempt_at) "
+        "  SELECT new_event.id, new_event.id, CAST(:event_owner AS text), "
+        "  CAST(:event_env AS boolean), CAST(:event_type AS text), target.url, 'pending', 0, 0, "
+        "  CAST(:event_at AS timestamptz), CAST(:event_at AS timestamptz) "
+        "  FROM new_event, target WHERE target.url IS NOT NULL RETURNING id), "
+        f"{queue.insert_job('delivery')}"
+    )
+
+
+_EMIT = text(f"WITH {emission_after(None)} SELECT job.id, {queue.NOTIFY} FROM job").bindparams(  # noqa: S608
+    bindparam("event_data", type_=Event.data.type)
+)
+
+
+def emission(
+    *,
+    event_id: uuid.UUID,
+    merchant_id: str,
+    livemode: bool,
+    type: str,
+    data: dict[str, Any],
+    at: datetime,
+    callback_url: str | None = None,
+) -> dict[str, Any]:
+    """The parameters of `emission_after`; `event_data` is JSONB (bind it so typed)."""
+    return {
+        "event_id": event_id,
+        "event_owner": merchant_id,
+        "event_env": livemode,
+        "event_type": type,
+        "event_data": data,
+        "event_callback": callback_url,
+        "event_at": at,
+        **first_attempt(delivery_id=event_id, merchant_id=merchant_id, livemode=livemode, now=at),
+    }
 
 
 async def emit(
@@ -58,18 +94,15 @@ async def emit(
     event_id = uuid.uuid4()
     await session.execute(
         _EMIT,
-        {
-            "new_id": event_id,
-            "owner": merchant_id,
-            "env": livemode,
-            "kind": type,
-            "payload": data,
-            "callback": callback_url,
-            "at": at,
-            **first_attempt(
-                delivery_id=event_id, merchant_id=merchant_id, livemode=livemode, now=at
-            ),
-        },
+        emission(
+            event_id=event_id,
+            merchant_id=merchant_id,
+            livemode=livemode,
+            type=type,
+            data=data,
+            at=at,
+            callback_url=callback_url,
+        ),
     )
     return event_id
 

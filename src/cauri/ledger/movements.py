@@ -12,12 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.ledger import accounts
 from cauri.ledger.accounts import Account
-from cauri.ledger.service import Entry, transfer
+from cauri.ledger.service import Entry, appendable, transfer
 
 
 class Movement(StrEnum):
@@ -78,6 +79,15 @@ async def _record(
     )
 
 
+def _collection(into: Holder, operator: str, counted: int, fee: int, plan_fee: int) -> list[Entry]:
+    return [
+        _clearing(operator, into, -(counted + plan_fee + fee)),
+        Entry(into.account, counted),
+        _revenue("plan_fees", into, plan_fee),
+        _revenue("fees", into, fee),
+    ]
+
+
 async def collected(
     session: AsyncSession,
     *,
@@ -96,13 +106,23 @@ async def collected(
         session,
         Movement.COLLECTED,
         reference,
-        [
-            _clearing(operator, into, -(counted + plan_fee + fee)),
-            Entry(into.account, counted),
-            _revenue("plan_fees", into, plan_fee),
-            _revenue("fees", into, fee),
-        ],
+        _collection(into, operator, counted, fee, plan_fee),
         at,
+    )
+
+
+def collected_with(
+    *, into: Holder, operator: str, counted: int, fee: int, reference: str, at: datetime
+) -> dict[str, Any]:
+    """`collected`, as the parameters of `service.append_after`: for the statement that
+    records a payment already decided, its money in the same round trip (a collection
+    only credits guarded accounts, so it locks nothing)."""
+    entries = _collection(into, operator, counted, fee, 0)
+    return appendable(
+        kind=str(Movement.COLLECTED),
+        reference=reference,
+        entries=[entry for entry in entries if entry.amount],
+        at=at,
     )
 
 

@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -74,15 +75,58 @@ _DEBIT_HEAD = text(
     "FROM unnest(CAST(:codes AS text[]), CAST(:amounts AS bigint[])) AS d(code, amount) "
     "WHERE a.code = d.code"
 )
-_APPEND = text(
-    "WITH tx AS (INSERT INTO ledger_transactions (kind, reference, livemode, created_at) "
-    "VALUES (:kind, :reference, :livemode, :created_at) RETURNING id) "
-    "INSERT INTO ledger_postings (transaction_id, account, currency, amount, folded) "
-    "SELECT tx.id, p.account, p.currency, p.amount, p.folded FROM tx, "
-    "unnest(CAST(:accounts AS text[]), CAST(:currencies AS text[]), CAST(:amounts AS bigint[]), "
-    "CAST(:foldeds AS boolean[])) AS p(account, currency, amount, folded) "
-    "RETURNING transaction_id"
-)
+
+
+def append_after(source: str | None) -> str:
+    """The CTEs `tx` and `postings`: one transaction and its postings, from the parameters
+    `appendable` (or `transfer`) gives, written once per row of `source`, a CTE of the
+    caller's statement (None: once). Another domain's statement takes them to record the
+    fact a transaction follows from (a payment's row) and its money in one round trip: when
+    `source` holds no row (an idempotent replay), nothing is written. Every parameter is
+    cast: in an INSERT ... SELECT, PostgreSQL does not infer them. Constant text (S608):
+    `source` is a CTE's name, never input."""
+    return (
+        "tx AS (INSERT INTO ledger_transactions (kind, reference, livemode, created_at) "  # noqa: S608
+        "SELECT CAST(:ledger_kind AS text), CAST(:ledger_reference AS text), "
+        "CAST(:ledger_livemode AS boolean), CAST(:ledger_at AS timestamptz)"
+        + (f" FROM {source}" if source else "")
+        + " RETURNING id), "
+        "postings AS (INSERT INTO ledger_postings (transaction_id, account, currency, amount, "
+        "folded) SELECT tx.id, p.account, p.currency, p.amount, p.folded FROM tx, "
+        "unnest(CAST(:ledger_accounts AS text[]), CAST(:ledger_currencies AS text[]), "
+        "CAST(:ledger_amounts AS bigint[]), CAST(:ledger_foldeds AS boolean[])) "
+        "AS p(account, currency, amount, folded) RETURNING transaction_id)"
+    )
+
+
+_APPEND = text(f"WITH {append_after(None)} SELECT transaction_id FROM postings LIMIT 1")  # noqa: S608
+
+
+def _parameters(
+    kind: str, reference: str | None, entries: Sequence[Entry], at: datetime, folded: set[Account]
+) -> dict[str, Any]:
+    return {
+        "ledger_kind": kind,
+        "ledger_reference": reference,
+        "ledger_livemode": entries[0].account.livemode,
+        "ledger_at": at,
+        "ledger_accounts": [e.account.code for e in entries],
+        "ledger_currencies": [e.account.currency for e in entries],
+        "ledger_amounts": [e.amount for e in entries],
+        "ledger_foldeds": [e.account in folded for e in entries],
+    }
+
+
+def appendable(
+    *, kind: str, reference: str | None, entries: Sequence[Entry], at: datetime
+) -> dict[str, Any]:
+    """The parameters of `append_after` for a balanced transaction that debits no guarded
+    account. A guarded debit locks and folds its account first (`transfer`); it cannot be
+    appended blindly, so it is refused here (`LedgerError`)."""
+    _check_balanced(entries)
+    if any(amount < 0 and account.guarded for account, amount in _net(entries).items()):
+        raise LedgerError("a debit of a guarded account goes through transfer()")
+    return _parameters(kind, reference, entries, at, set())
 
 
 def _check_balanced(entries: Sequence[Entry]) -> None:
@@ -112,26 +156,19 @@ async def transfer(
     credits were folded, which leaves every balance as it was) and the caller may roll back
     or carry on."""
     _check_balanced(entries)
-    net: dict[Account, int] = defaultdict(int)
-    for entry in entries:
-        net[entry.account] += entry.amount
+    net = _net(entries)
     debits = {account: amount for account, amount in net.items() if amount < 0 and account.guarded}
     if debits:
         await _debit(session, debits)
-    result = await session.execute(
-        _APPEND,
-        {
-            "kind": kind,
-            "reference": reference,
-            "livemode": entries[0].account.livemode,
-            "created_at": at,
-            "accounts": [e.account.code for e in entries],
-            "currencies": [e.account.currency for e in entries],
-            "amounts": [e.amount for e in entries],
-            "foldeds": [e.account in debits for e in entries],
-        },
-    )
+    result = await session.execute(_APPEND, _parameters(kind, reference, entries, at, set(debits)))
     return int(result.scalars().first() or 0)
+
+
+def _net(entries: Sequence[Entry]) -> dict[Account, int]:
+    net: dict[Account, int] = defaultdict(int)
+    for entry in entries:
+        net[entry.account] += entry.amount
+    return net
 
 
 async def _debit(session: AsyncSession, debits: dict[Account, int]) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, select
+from sqlalchemy import Table, bindparam, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -22,15 +22,17 @@ from cauri.kit.ids import parse_uuid, short_identifier
 from cauri.kit.pagination import Page, paginate
 from cauri.kit.wording import status_word
 from cauri.ledger import movements
+from cauri.ledger import service as ledger_service
 from cauri.merchants.auth import Caller
 from cauri.merchants.contract import FeeBearer, payment_terms
-from cauri.models import OperatorOperation, Payment, lookups
+from cauri.models import Event, OperatorOperation, Payment, lookups
 from cauri.operators import catalogue
 from cauri.operators.protocol import OPERATOR_PAGE, Collection, OperatorResult, Outcome
 from cauri.payments import jobs, rules
 from cauri.payments.schemas import PaymentCreate, PaymentFields, PaymentFilters, payment_object
 from cauri.runtime import Runtime
 from cauri.webhooks import url_safety
+from cauri.worker import queue
 
 CARD_EXPIRED_REASON = "card_payment_expired"
 
@@ -102,6 +104,50 @@ _INSERT = select(Payment).from_statement(
 )
 
 
+# A payment the operator decided before it was recorded (the simulator, `decides_offline`):
+# its row, its money and its event in ONE statement and one round trip, each part written
+# only when the row is (an `external_id` replay writes nothing). The ledger's and the
+# events' CTEs are their domains' own (`append_after`, `emission_after`); the job of the
+# event's first delivery wakes the worker with NOTIFY, taken once in the last FROM (a
+# volatile call PostgreSQL never drops). The final SELECT reads the row as `_INSERT` does.
+_DECIDED_COLUMNS = (
+    "id", "identifier", "merchant_id", "livemode", "external_id", "status", "amount",
+    "fee_amount", "fee_bearer", "currency", "description", "payment_mode_id", "operator",
+    "phone_number", "customer", "return_url", "callback_url", "metadata", "payment_url",
+    "failure_reason", "operator_reference", "created_at", "updated_at",
+)  # fmt: skip
+_PAY = (
+    f"pay AS (INSERT INTO payments ({', '.join(_DECIDED_COLUMNS)}) "  # noqa: S608
+    f"VALUES ({', '.join(':' + name for name in _DECIDED_COLUMNS)}) "
+    "ON CONFLICT (merchant_id, livemode, external_id) WHERE external_id IS NOT NULL "
+    "DO NOTHING RETURNING *)"
+)
+
+
+# The columns are matched to the mapped class by position (TextualSelect), in its order.
+_READ = ", ".join(f"pay.{column.name}" for column in _PAYMENTS.c)
+
+
+def _decided(*, with_money: bool) -> Any:
+    ledger = f"{ledger_service.append_after('pay')}, " if with_money else ""
+    statement = text(
+        f"WITH {_PAY}, {ledger}{events.emission_after('pay')} "  # noqa: S608
+        f"SELECT {_READ} FROM pay, (SELECT count(*) FROM (SELECT {queue.NOTIFY} FROM job) "
+        "AS woken) AS notified"
+    ).bindparams(
+        bindparam("customer", type_=_PAYMENTS.c.customer.type),
+        bindparam("metadata", type_=_PAYMENTS.c.metadata.type),
+        bindparam("event_data", type_=Event.data.type),
+    )
+    return select(Payment).from_statement(statement.columns(*_PAYMENTS.c))
+
+
+# The ORM attribute of each column whose name differs (`metadata` is taken on a mapped class).
+_ATTRIBUTES = {"metadata": "metadata_"}
+
+_DECIDED = {True: _decided(with_money=True), False: _decided(with_money=False)}
+
+
 def _payment_url(base_url: str | None, payment_id: uuid.UUID) -> str:
     if base_url is None:
         raise ServerError(
@@ -131,8 +177,46 @@ class PaymentService:
         priced = await self.price(session, runtime, caller, body)
         payment_id = uuid.uuid4()
         answer = await self._ask_offline(runtime, caller, priced, payment_id, body.otp)
-        created = await self.record(
-            session,
+        if answer is not None and answer.outcome is not Outcome.PENDING:
+            created = await self._record_decided(
+                session, runtime, caller, body, priced, base_url, payment_id, answer
+            )
+        else:
+            created = await self.record(
+                session,
+                runtime,
+                caller,
+                body,
+                priced,
+                base_url,
+                description=body.description,
+                external_id=body.external_id,
+                payment_id=payment_id,
+                answer=answer,
+            )
+            if created is not None:
+                await self.initiate(session, runtime, created, otp=body.otp, answer=answer)
+        if created is None:
+            return await self.get(session, caller, body.external_id or ""), False
+        if created.status == Outcome.FAILED:
+            raise PaymentFailed()
+        return created, True
+
+    async def _record_decided(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        caller: Caller,
+        body: PaymentCreate,
+        priced: Priced,
+        base_url: str | None,
+        payment_id: uuid.UUID,
+        answer: OperatorResult,
+    ) -> Payment | None:
+        """`record` then `initiate` of a payment whose operator decided before it was
+        recorded, in one statement (see `_DECIDED`): the same row, money and event. None
+        when `external_id` is already taken (then nothing is written)."""
+        values = self._values(
             runtime,
             caller,
             body,
@@ -143,10 +227,28 @@ class PaymentService:
             payment_id=payment_id,
             answer=answer,
         )
-        if created is None:
-            return await self.get(session, caller, body.external_id or ""), False
-        await self.initiate(session, runtime, created, otp=body.otp, answer=answer)
-        return created, True
+        decided = Payment(**{_ATTRIBUTES.get(name, name): value for name, value in values.items()})
+        decided.amount_refunded = 0
+        succeeded = answer.outcome is Outcome.SUCCEEDED
+        parameters = values | events.emission(
+            event_id=uuid.uuid4(),
+            merchant_id=caller.merchant_id,
+            livemode=caller.livemode,
+            type=f"payment.{answer.outcome.value}",
+            data=payment_object(decided, for_event=True),
+            at=decided.updated_at,
+            callback_url=decided.callback_url,
+        )
+        if succeeded:
+            parameters |= movements.collected_with(
+                into=movements.balance_of(caller.merchant_id, caller.livemode, decided.currency),
+                operator=decided.operator,
+                counted=decided.net_amount,
+                fee=decided.fee_amount,
+                reference=str(payment_id),
+                at=decided.updated_at,
+            )
+        return (await session.scalars(_DECIDED[succeeded], parameters)).one_or_none()
 
     async def _ask_offline(
         self,
@@ -201,9 +303,8 @@ class PaymentService:
         bearer = FeeBearer.CUSTOMER if instalment else terms.fee_bearer
         return Priced(checked, rules.fee_within_bounds(checked, terms, bearer), bearer)
 
-    async def record(
+    def _values(
         self,
-        session: AsyncSession,
         runtime: Runtime,
         caller: Caller,
         body: PaymentFields,
@@ -211,15 +312,12 @@ class PaymentService:
         base_url: str | None,
         *,
         description: str | None,
-        external_id: str | None = None,
+        external_id: str | None,
+        payment_id: uuid.UUID,
         instalment: Instalment | None = None,
-        payment_id: uuid.UUID | None = None,
         answer: OperatorResult | None = None,
-    ) -> Payment | None:
-        """Inserts the payment, pending, or as `answer` (the operator's, asked first) leaves
-        it; None when `external_id` is already taken (a replay). The caller then engages the
-        operator, or applies `answer`, with `initiate`."""
-        payment_id = payment_id or uuid.uuid4()
+    ) -> dict[str, Any]:
+        """The new payment's row."""
         now = runtime.clock.now()
         mode = priced.checked.mode
         values: dict[str, Any] = {
@@ -242,6 +340,8 @@ class PaymentService:
             "callback_url": body.callback_url,
             "metadata": body.metadata,
             "payment_url": _payment_url(base_url, payment_id) if mode.is_card else None,
+            "failure_reason": None,
+            "operator_reference": None,
             "created_at": now,
             "updated_at": now,
         }
@@ -256,6 +356,38 @@ class PaymentService:
                 "failure_reason": answer.reason,
                 "operator_reference": answer.operator_reference,
             }
+        return values
+
+    async def record(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        caller: Caller,
+        body: PaymentFields,
+        priced: Priced,
+        base_url: str | None,
+        *,
+        description: str | None,
+        external_id: str | None = None,
+        instalment: Instalment | None = None,
+        payment_id: uuid.UUID | None = None,
+        answer: OperatorResult | None = None,
+    ) -> Payment | None:
+        """Inserts the payment, pending, or as `answer` (the operator's, asked first) leaves
+        it; None when `external_id` is already taken (a replay). The caller then engages the
+        operator, or applies `answer`, with `initiate`."""
+        values = self._values(
+            runtime,
+            caller,
+            body,
+            priced,
+            base_url,
+            description=description,
+            external_id=external_id,
+            instalment=instalment,
+            payment_id=payment_id or uuid.uuid4(),
+            answer=answer,
+        )
         return (await session.scalars(_INSERT, values)).one_or_none()
 
     async def initiate(
