@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, select, text
+from sqlalchemy import Table, TextClause, bindparam, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -109,7 +109,8 @@ _INSERT = select(Payment).from_statement(
 # only when the row is (an `external_id` replay writes nothing). The ledger's and the
 # events' CTEs are their domains' own (`append_after`, `emission_after`); the job of the
 # event's first delivery wakes the worker with NOTIFY, taken once in the last FROM (a
-# volatile call PostgreSQL never drops). The final SELECT reads the row as `_INSERT` does.
+# volatile call PostgreSQL never drops). It returns the new row's id, or no row (a replay):
+# the row is the one built in Python, so nothing is read back.
 _DECIDED_COLUMNS = (
     "id", "identifier", "merchant_id", "livemode", "external_id", "status", "amount",
     "fee_amount", "fee_bearer", "currency", "description", "payment_mode_id", "operator",
@@ -120,26 +121,21 @@ _PAY = (
     f"pay AS (INSERT INTO payments ({', '.join(_DECIDED_COLUMNS)}) "  # noqa: S608
     f"VALUES ({', '.join(':' + name for name in _DECIDED_COLUMNS)}) "
     "ON CONFLICT (merchant_id, livemode, external_id) WHERE external_id IS NOT NULL "
-    "DO NOTHING RETURNING *)"
+    "DO NOTHING RETURNING id)"
 )
 
 
-# The columns are matched to the mapped class by position (TextualSelect), in its order.
-_READ = ", ".join(f"pay.{column.name}" for column in _PAYMENTS.c)
-
-
-def _decided(*, with_money: bool) -> Any:
+def _decided(*, with_money: bool) -> TextClause:
     ledger = f"{ledger_service.append_after('pay')}, " if with_money else ""
-    statement = text(
+    return text(
         f"WITH {_PAY}, {ledger}{events.emission_after('pay')} "  # noqa: S608
-        f"SELECT {_READ} FROM pay, (SELECT count(*) FROM (SELECT {queue.NOTIFY} FROM job) "
+        f"SELECT pay.id FROM pay, (SELECT count(*) FROM (SELECT {queue.NOTIFY} FROM job) "
         "AS woken) AS notified"
     ).bindparams(
         bindparam("customer", type_=_PAYMENTS.c.customer.type),
         bindparam("metadata", type_=_PAYMENTS.c.metadata.type),
         bindparam("event_data", type_=Event.data.type),
     )
-    return select(Payment).from_statement(statement.columns(*_PAYMENTS.c))
 
 
 # The ORM attribute of each column whose name differs (`metadata` is taken on a mapped class).
@@ -227,8 +223,9 @@ class PaymentService:
             payment_id=payment_id,
             answer=answer,
         )
+        # The row as PostgreSQL stores it, defaults included: the answer is built from it.
         decided = Payment(**{_ATTRIBUTES.get(name, name): value for name, value in values.items()})
-        decided.amount_refunded = 0
+        decided.amount_refunded = decided.plan_fee_amount = 0
         succeeded = answer.outcome is Outcome.SUCCEEDED
         parameters = values | events.emission(
             event_id=uuid.uuid4(),
@@ -248,7 +245,8 @@ class PaymentService:
                 reference=str(payment_id),
                 at=decided.updated_at,
             )
-        return (await session.scalars(_DECIDED[succeeded], parameters)).one_or_none()
+        written = await session.scalar(_DECIDED[succeeded], parameters)
+        return decided if written is not None else None
 
     async def _ask_offline(
         self,
