@@ -188,13 +188,15 @@ async def test_crash_rolls_back_the_request(
     client: httpx.AsyncClient, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     merchant = await make_merchant(runtime)
-    original = payments.initiate
+    # The payment, its money and its event are written by one statement (the simulator
+    # decides first): a crash right after it.
+    original = payments._record_decided
 
-    async def crash_after_insert(*args: Any, **kwargs: Any) -> None:
+    async def crash_after_insert(*args: Any, **kwargs: Any) -> Any:
         await original(*args, **kwargs)
         raise RuntimeError("operator adapter bug")
 
-    monkeypatch.setattr(payments, "initiate", crash_after_insert)
+    monkeypatch.setattr(payments, "_record_decided", crash_after_insert)
     response = await client.post(f"{API}/payments", json=momo_body(), headers=merchant.headers())
     assert_envelope(response, 500, "server_error")
     # Nothing of the half-done payment survives: no row, no money, no event, no job.
