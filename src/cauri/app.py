@@ -13,6 +13,7 @@ from cauri.balance.endpoints import router as balance_router
 from cauri.calls.endpoints import router as callbacks_router
 from cauri.catalogue.endpoints import router as catalogue_router
 from cauri.config import get_settings
+from cauri.console import site as console
 from cauri.events.endpoints import router as events_router
 from cauri.health.endpoints import router as health_router
 from cauri.kit import error_handlers
@@ -80,6 +81,7 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(web_router)
     app.include_router(health_router)
+    console.install(app)
     error_handlers.install(app)
     openapi_document.install(app)
     openapi_page.install(app, f"{API_PREFIX}/docs", OPENAPI_URL)

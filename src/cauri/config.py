@@ -51,6 +51,10 @@ class Settings(BaseSettings):
     # Seconds for a whole exchange with an operator, and for its TCP connection within it.
     operator_timeout: float = Field(default=30.0, gt=0)
     operator_connect_timeout: float = Field(default=5.0, gt=0)
+    # The staff console's sessions: closed after this many minutes without a request, and
+    # after this many hours whatever happens.
+    console_idle_minutes: int = Field(default=30, gt=0)
+    console_session_hours: int = Field(default=12, gt=0)
     log_json: bool = False
     # Serves GET /metrics to `Authorization: Bearer <this>`; unset, /metrics is a 404.
     metrics_token: str | None = Field(default=None, repr=False)

@@ -71,10 +71,14 @@ CAURI = Path(sys.executable).parent / "cauri"
 
 
 async def run_cli(
-    database_url: str, *args: str, env_vars: Mapping[str, str] | None = None
+    database_url: str,
+    *args: str,
+    env_vars: Mapping[str, str] | None = None,
+    stdin: str | None = None,
 ) -> CliResult:
     """Runs the installed `cauri` command against the test database, as an operator would;
-    `env_vars`: other CAURI_* settings (CAURI_DATABASE_URL too, to reach it otherwise)."""
+    `env_vars`: other CAURI_* settings (CAURI_DATABASE_URL too, to reach it otherwise);
+    `stdin`: what is typed or piped in."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CAURI_")}
     env["CAURI_DATABASE_URL"] = database_url.replace("postgresql+asyncpg://", "postgresql://", 1)
     env |= env_vars or {}
@@ -82,9 +86,11 @@ async def run_cli(
         str(CAURI),
         *args,
         env=env,
+        stdin=None if stdin is None else asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=60)
+    typed = None if stdin is None else stdin.encode()
+    stdout, stderr = await asyncio.wait_for(process.communicate(typed), timeout=60)
     assert process.returncode is not None
     return CliResult(process.returncode, stdout.decode(), stderr.decode())

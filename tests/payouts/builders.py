@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 
+from cauri.audit.actor import Actor
 from cauri.balance.service import credit
 from cauri.kit.db import unit_of_work
 from cauri.merchants.service import merchants
@@ -83,10 +84,13 @@ async def set_payout_account(
         )
 
 
-async def approve(runtime: Runtime, reference: str) -> None:
+FINANCE = Actor("cli", "cli:finance")
+
+
+async def approve(runtime: Runtime, reference: str, approver: Actor = FINANCE) -> None:
     """`cauri payouts approve`, in process (the subprocess flow is tested on its own)."""
     async with unit_of_work(runtime.sessionmaker) as session:
-        await payouts.approve(session, runtime, reference)
+        await payouts.approve(session, runtime, reference, approver)
 
 
 async def reject(runtime: Runtime, reference: str) -> None:

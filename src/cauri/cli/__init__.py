@@ -17,15 +17,21 @@ import typer
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.balance.service import credit as credit_balance
+from cauri.audit.actor import Actor
 from cauri.cli import database
+from cauri.cli.audit import audit_cli
 from cauri.cli.connectors import connectors_cli, exchanges_cli, routes_cli
+from cauri.cli.exports import export_cli
+from cauri.cli.ledger import ledger_cli
 from cauri.cli.merchants import fee_rule_row, merchants_list, merchants_show
 from cauri.cli.output import JsonFlag, echo_table
 from cauri.cli.payments import payments_cli
-from cauri.cli.payouts import payouts_list
+from cauri.cli.payouts import payout_row, payouts_list
 from cauri.cli.plans import plans_cli
+from cauri.cli.search import search_cli
 from cauri.cli.settings import platform_row, settings_show
+from cauri.cli.staff import staff_cli
+from cauri.cli.webhooks import webhooks_cli
 from cauri.config import get_settings
 from cauri.kit import migrate as migrations
 from cauri.kit.db import database_url, unit_of_work
@@ -37,10 +43,9 @@ from cauri.kit.public_url import is_loopback
 from cauri.merchants.keys import LIVE_PREFIX, TEST_PREFIX
 from cauri.merchants.service import merchants as merchant_service
 from cauri.models import ApiKey
-from cauri.payouts.schemas import payout_object
 from cauri.payouts.service import payouts as payout_service
-from cauri.platform.service import update_settings
 from cauri.runtime import Runtime
+from cauri.staff import actions
 
 T = TypeVar("T")
 
@@ -59,6 +64,12 @@ app.add_typer(exchanges_cli, name="exchanges")
 app.add_typer(database.db_cli, name="db")
 app.add_typer(payments_cli, name="payments")
 app.add_typer(plans_cli, name="plans")
+app.add_typer(search_cli, name="search")
+app.add_typer(ledger_cli, name="ledger")
+app.add_typer(export_cli, name="export")
+app.add_typer(staff_cli, name="staff")
+app.add_typer(audit_cli, name="audit")
+app.add_typer(webhooks_cli, name="webhooks")
 merchants_cli.command("list")(merchants_list)
 merchants_cli.command("show")(merchants_show)
 settings_cli.command("show")(settings_show)
@@ -233,9 +244,7 @@ def merchants_create(
     as_json: JsonFlag = False,
 ) -> None:
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        new = await merchant_service.create(
-            session, name=name, status=status, now=runtime.clock.now()
-        )
+        new = await actions.create_merchant(session, runtime, Actor.cli(), name=name, status=status)
         return {
             "id": new.merchant.id,
             "name": new.merchant.name,
@@ -249,8 +258,10 @@ def merchants_create(
 
 @merchants_cli.command("set-status")
 def merchants_set_status(merchant_id: str, status: str, as_json: JsonFlag = False) -> None:
-    async def work(session: AsyncSession, _: Runtime) -> dict[str, Any]:
-        merchant = await merchant_service.set_status(session, merchant_id, status)
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        merchant = await actions.set_merchant_status(
+            session, runtime, Actor.cli(), merchant_id, status
+        )
         return {"id": merchant.id, "status": merchant.status}
 
     _print(_in_transaction(work), as_json)
@@ -271,9 +282,11 @@ def merchants_set_fee(
     """Sets the account's whole rule for a mode: what is omitted is 0, not the platform's
     default. The rule's fixed fees in other currencies are kept."""
 
-    async def work(session: AsyncSession, _: Runtime) -> dict[str, Any]:
-        rule = await merchant_service.set_fee(
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        rule = await actions.set_fee(
             session,
+            runtime,
+            Actor.cli(),
             merchant_id,
             mode=operator,
             percent=percent,
@@ -295,8 +308,8 @@ def merchants_set_fee_bearer(
     """Who pays a payment's commission: `customer` (debited amount + fee, the default) or
     `merchant` (debited amount, credited amount - fee). Plans' instalments are unaffected."""
 
-    async def work(session: AsyncSession, _: Runtime) -> dict[str, Any]:
-        merchant = await merchant_service.set_fee_bearer(session, merchant_id, bearer)
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        merchant = await actions.set_fee_bearer(session, runtime, Actor.cli(), merchant_id, bearer)
         return {"id": merchant.id, "fee_bearer": merchant.fee_bearer}
 
     _print(_in_transaction(work), as_json)
@@ -313,12 +326,8 @@ def keys_create(
     expiry = _parse_instant(expires_at) if expires_at else None
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        key = await merchant_service.create_key(
-            session,
-            merchant_id,
-            livemode=livemode,
-            now=runtime.clock.now(),
-            expires_at=expiry,
+        key = await actions.create_key(
+            session, runtime, Actor.cli(), merchant_id, livemode=livemode, expires_at=expiry
         )
         return {"key": key}
 
@@ -356,7 +365,7 @@ def keys_revoke(key_id: str, as_json: JsonFlag = False) -> None:
     """Refuses the key (401 unauthorized) from now on, on running servers too."""
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        return _key_row(await merchant_service.revoke_key(session, key_id, now=runtime.clock.now()))
+        return _key_row(await actions.revoke_key(session, runtime, Actor.cli(), key_id))
 
     _print(_in_transaction(work), as_json)
 
@@ -378,8 +387,8 @@ def keys_rotate(
     grace_period = parse_duration(grace, "--grace")
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        key = await merchant_service.rotate_key(
-            session, merchant_id, livemode=livemode, grace=grace_period, now=runtime.clock.now()
+        key = await actions.rotate_keys(
+            session, runtime, Actor.cli(), merchant_id, livemode=livemode, grace=grace_period
         )
         return {"key": key}
 
@@ -395,6 +404,10 @@ def settings_set(
     fee_fixed: Annotated[Decimal | None, typer.Option()] = None,
     payout_fee_percent: Annotated[Decimal | None, typer.Option()] = None,
     payout_fee_fixed: Annotated[Decimal | None, typer.Option()] = None,
+    payout_dual_approval_above: Annotated[
+        Decimal | None,
+        typer.Option(help="Held payouts above this amount need two people's approvals."),
+    ] = None,
     currency: Annotated[str, typer.Option(help=_FIXED_CURRENCY_HELP)] = "XOF",
     as_json: JsonFlag = False,
 ) -> None:
@@ -409,13 +422,16 @@ def settings_set(
             "fee_fixed": fee_fixed,
             "payout_fee_percent": payout_fee_percent,
             "payout_fee_fixed": payout_fee_fixed,
+            "payout_dual_approval_above": payout_dual_approval_above,
         }.items()
         if value is not None
     }
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
         return platform_row(
-            await update_settings(session, given, runtime.clock.now(), currency=currency.upper())
+            await actions.set_settings(
+                session, runtime, Actor.cli(), given, currency=currency.upper()
+            )
         )
 
     _print(_in_transaction(work), as_json)
@@ -431,9 +447,15 @@ def merchants_set_payout_account(
 ) -> None:
     """The merchant's own account, where payouts without phone_number go once validated."""
 
-    async def work(session: AsyncSession, _: Runtime) -> dict[str, Any]:
-        merchant = await merchant_service.set_payout_account(
-            session, merchant_id, phone_number=phone_number, operator=operator, validated=validated
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        merchant = await actions.set_payout_account(
+            session,
+            runtime,
+            Actor.cli(),
+            merchant_id,
+            phone_number=phone_number,
+            operator=operator,
+            validated=validated,
         )
         return {
             "id": merchant.id,
@@ -457,9 +479,11 @@ def merchants_set_limits(
 ) -> None:
     """Third-party payout limits of a live account, in XOF; unset options are kept."""
 
-    async def work(session: AsyncSession, _: Runtime) -> dict[str, Any]:
-        merchant = await merchant_service.set_limits(
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        merchant = await actions.set_limits(
             session,
+            runtime,
+            Actor.cli(),
             merchant_id,
             per_payout=per_payout,
             daily=daily,
@@ -488,14 +512,15 @@ def merchants_credit(
     livemode = _livemode(mode)
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        available = await credit_balance(
+        available = await actions.credit_balance(
             session,
+            runtime,
+            Actor.cli(),
             merchant_id,
             livemode=livemode,
             amount=amount,
             currency=currency.upper(),
             reason=reason,
-            now=runtime.clock.now(),
         )
         return {
             "merchant_id": merchant_id,
@@ -512,23 +537,31 @@ app.add_typer(payouts_cli, name="payouts")
 payouts_cli.command("list")(payouts_list)
 
 
+_DECISION_REASON = Annotated[str | None, typer.Option(help="Why; kept in the audit log.")]
+
+
 @payouts_cli.command("approve")
-def payouts_approve(reference: str, as_json: JsonFlag = False) -> None:
-    """Debits the balance and hands the payout to the worker to send."""
+def payouts_approve(
+    reference: str, reason: _DECISION_REASON = None, as_json: JsonFlag = False
+) -> None:
+    """Debits the balance and hands the payout to the worker to send. Above the platform's
+    `payout-dual-approval-above`, only the second approval, by someone else, does."""
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        payout = await payout_service.approve(session, runtime, reference)
-        return payout_object(payout) | {"approval": payout.approval}
+        payout = await actions.approve_payout(session, runtime, Actor.cli(), reference, reason)
+        return payout_row(payout, await payout_service.approvals(session, reference))
 
     _print(_in_transaction(work), as_json)
 
 
 @payouts_cli.command("reject")
-def payouts_reject(reference: str, as_json: JsonFlag = False) -> None:
+def payouts_reject(
+    reference: str, reason: _DECISION_REASON = None, as_json: JsonFlag = False
+) -> None:
     """Fails the payout; nothing was debited."""
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        payout = await payout_service.reject(session, runtime, reference)
-        return payout_object(payout) | {"approval": payout.approval}
+        payout = await actions.reject_payout(session, runtime, Actor.cli(), reference, reason)
+        return payout_row(payout, await payout_service.approvals(session, reference))
 
     _print(_in_transaction(work), as_json)

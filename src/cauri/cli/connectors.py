@@ -15,15 +15,15 @@ from typing import Annotated, Any
 import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.calls import service as calls
+from cauri.audit.actor import Actor
 from cauri.cli.output import JsonFlag, echo_json, in_transaction
 from cauri.config import get_settings
 from cauri.connectors.errors import ConnectorError
 from cauri.connectors.kinds import ACTIONS
 from cauri.connectors.service import AccountView, OperationView, callback_url, connectors
-from cauri.kit.db import unit_of_work
 from cauri.operators.protocol import Outcome
 from cauri.runtime import Runtime
+from cauri.staff import actions
 
 connectors_cli = typer.Typer(no_args_is_help=True, help="Connector accounts (live money).")
 routes_cli = typer.Typer(
@@ -135,16 +135,16 @@ def connectors_add(
     secrets = _read_secrets(secret or [])
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        _, replaced = await connectors.add(
+        replaced = await actions.add_connector(
             session,
+            runtime,
+            Actor.cli(),
             name=name,
             kind=kind,
             environment=environment,
             base_url=base_url,
             settings=settings,
             secrets=secrets,
-            secret_key=runtime.settings.secret_key,
-            now=runtime.clock.now(),
         )
         views = [v for v in await connectors.accounts(session) if v.account.name == name]
         return account_row(views[0], runtime.settings.public_url) | {"replaced": replaced}
@@ -209,13 +209,7 @@ def connectors_check(name: str, as_json: JsonFlag = False) -> None:
     async def run() -> dict[str, Any]:
         runtime = Runtime.build(get_settings(), url=_resolved_url())
         try:
-            async with unit_of_work(runtime.sessionmaker) as session:
-                await connectors.get(session, name)
-            # No transaction is held while the connector talks to the network.
-            async with runtime.sessionmaker() as session:
-                report = await connectors.check(session, runtime.operators, name)
-            async with unit_of_work(runtime.sessionmaker) as session:
-                await connectors.record_check(session, name, report, runtime.clock.now())
+            report = await actions.check_connector(runtime, Actor.cli(), name)
         finally:
             await runtime.close()
         return {
@@ -260,7 +254,7 @@ def routes_set(
     }
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        row = await connectors.set_routes(session, operator, changes, runtime.clock.now())
+        row = await actions.set_routes(session, runtime, Actor.cli(), operator, changes)
         return {"operator": row.operator, **{a: row.connectors.get(a) for a in ACTIONS}}
 
     result = in_transaction(work)
@@ -356,7 +350,9 @@ def exchanges_resend(reference: str) -> None:
                 views = await connectors.exchanges(session, reference)
             return [
                 f"{view.operation.id} ({view.operation.connector}, {view.operation.action}): "
-                + await calls.resend_notification(runtime, view.operation.id)
+                + await actions.resend_operator_notification(
+                    runtime, Actor.cli(), view.operation.id
+                )
                 for view in views
             ]
         finally:
@@ -399,7 +395,9 @@ def exchanges_settle(
     import cauri.jobs  # noqa: F401
 
     async def work(session: AsyncSession, runtime: Runtime) -> None:
-        await calls.settle_by_hand(session, runtime, operation, Outcome(outcome), reason)
+        await actions.settle_operation(
+            session, runtime, Actor.cli(), operation, Outcome(outcome), reason
+        )
 
     in_transaction(work)
     typer.echo(f"operation {operation_id} {outcome}")

@@ -1,8 +1,10 @@
 """`cauri payouts list`: payouts across merchants, those held for approval first among the
-staff's concerns (`--awaiting-approval`, then `cauri payouts approve|reject`)."""
+staff's concerns (`--awaiting-approval`, then `cauri payouts approve|reject`), with the
+approvals each has (above the platform's dual-approval amount, two are needed)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -10,9 +12,25 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.cli.output import JsonFlag, echo_json, echo_table, in_transaction
 from cauri.kit.period import Period
+from cauri.models import Payout, PayoutApproval
 from cauri.payouts.schemas import payout_object
+from cauri.payouts.service import payouts
 from cauri.runtime import Runtime
 from cauri.staff import reads
+
+
+def payout_row(payout: Payout, approvals: Sequence[PayoutApproval]) -> dict[str, Any]:
+    """What the staff see of a payout: the merchant's view, its approval state and who
+    approved it, oldest first."""
+    return payout_object(payout) | {
+        "merchant_id": payout.merchant_id,
+        "approval": payout.approval,
+        "approvals": [
+            {"by": approval.approver_name, "at": approval.at.isoformat()}
+            for approval in approvals
+            if approval.payout_reference == payout.reference
+        ],
+    }
 
 
 def payouts_list(
@@ -49,10 +67,9 @@ def payouts_list(
             period=Period.parse(start, end),
             limit=limit,
         )
-        return [
-            payout_object(payout) | {"merchant_id": payout.merchant_id, "approval": payout.approval}
-            for payout in await reads.payouts(session, wanted)
-        ]
+        found = await reads.payouts(session, wanted)
+        approvals = await payouts.approvals_of(session, [payout.reference for payout in found])
+        return [payout_row(payout, approvals) for payout in found]
 
     rows = in_transaction(work)
     if as_json:
@@ -61,7 +78,14 @@ def payouts_list(
         typer.echo("no payout awaits approval" if awaiting_approval else "no payout")
     else:
         echo_table(
-            [row | {"mode": "live" if row["livemode"] else "test"} for row in rows],
+            [
+                row
+                | {
+                    "mode": "live" if row["livemode"] else "test",
+                    "approved_by": ", ".join(approval["by"] for approval in row["approvals"]),
+                }
+                for row in rows
+            ],
             (
                 "created_at",
                 "reference",
@@ -69,6 +93,7 @@ def payouts_list(
                 "mode",
                 "status",
                 "approval",
+                "approved_by",
                 "amount",
                 "fee_amount",
                 "currency",

@@ -7,11 +7,12 @@ from typing import Annotated, Any
 import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.audit.actor import Actor
 from cauri.cli.output import JsonFlag, echo_json, in_transaction
 from cauri.kit.money import to_major
-from cauri.plans import resolution
 from cauri.plans.schemas import plan_object
 from cauri.runtime import Runtime
+from cauri.staff import actions
 
 plans_cli = typer.Typer(no_args_is_help=True, help="Installment plans.")
 
@@ -44,9 +45,10 @@ def plans_resolve(
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
         if refund_to is not None and operator is not None:
-            plan, refund = await resolution.refund_to(
+            plan, refund = await actions.refund_plan_to(
                 session,
                 runtime,
+                Actor.cli(),
                 reference,
                 phone_number=refund_to,
                 operator=operator,
@@ -61,8 +63,8 @@ def plans_resolve(
                 "failure_code": refund.failure_reason,
             }
             return {"plan": plan_object(plan), "refund": sent}
-        plan = await resolution.release_to_merchant(
-            session, runtime, reference, reason=reason or ""
+        plan = await actions.release_plan_to_merchant(
+            session, runtime, Actor.cli(), reference, reason=reason or ""
         )
         return {"plan": plan_object(plan), "refund": None}
 

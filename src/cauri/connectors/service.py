@@ -66,17 +66,25 @@ class Connectors:
         secrets: Mapping[str, str],
         secret_key: str | None,
         now: datetime,
+        keep_secrets: bool = False,
     ) -> tuple[ConnectorAccount, bool]:
-        """Adds the account, or replaces the one of that name; True when it replaced one."""
+        """Adds the account, or replaces the one of that name; True when it replaced one.
+        `keep_secrets`: a secret not given keeps its stored value (an edit that leaves a
+        credential's field empty), if the account's kind still knows its name."""
         if not _NAME.fullmatch(name) or name == SIMULATOR:
             raise ConnectorError(
                 f"Nom de connecteur invalide : {name!r} (lettres minuscules, chiffres, - et _, "
                 f"63 caractères au plus ; « {SIMULATOR} » est réservé)."
             )
         connector_kind = kind_named(kind)
-        validate_account(connector_kind, environment, base_url, settings, secrets)
-        blob = SecretBox(secret_key).encrypt(name, secrets)
+        box = SecretBox(secret_key)
         existing = await session.get(ConnectorAccount, name, with_for_update=True)
+        if keep_secrets and existing is not None:
+            known = (*connector_kind.secrets, *connector_kind.optional_secrets)
+            stored = box.decrypt(name, existing.secrets)
+            secrets = {k: v for k, v in stored.items() if k in known} | dict(secrets)
+        validate_account(connector_kind, environment, base_url, settings, secrets)
+        blob = box.encrypt(name, secrets)
         if existing is None:
             account = ConnectorAccount(name=name, created_at=now)
             session.add(account)

@@ -49,6 +49,8 @@ class MerchantService:
         self, session: AsyncSession, *, name: str, status: str, now: datetime
     ) -> NewMerchant:
         _check_status(status)
+        if not name.strip():
+            raise InvalidRequest.field("name", "Le nom du marchand est obligatoire.")
         merchant = Merchant(id=prefixed("mer", 8), name=name, status=status, created_at=now)
         session.add(merchant)
         await session.flush()

@@ -1,5 +1,6 @@
 """All tables; importing this module registers them on `Base.metadata` (for Alembic)."""
 
+from cauri.models.audit import AuditEntry
 from cauri.models.base import Base
 from cauri.models.connectors import ConnectorAccount, OperatorRoute
 from cauri.models.events import Event, WebhookEndpoint
@@ -8,15 +9,18 @@ from cauri.models.ledger import LedgerAccount, LedgerPosting, LedgerTransaction
 from cauri.models.merchants import ApiKey, FeeRule, Merchant
 from cauri.models.operations import OperatorExchange, OperatorOperation
 from cauri.models.payments import Payment
-from cauri.models.payouts import Payout
+from cauri.models.payouts import Payout, PayoutApproval
 from cauri.models.plans import InstallmentPlan, PlanRefund
 from cauri.models.platform_settings import PlatformSettings
+from cauri.models.reconciliation import Reconciliation
 from cauri.models.refunds import Refund
+from cauri.models.staff import StaffAccount, StaffSession, StaffSignInAttempt, StaffSignInLink
 from cauri.models.webhooks import WebhookAttempt, WebhookDelivery
 from cauri.models.workers import WorkerHeartbeat
 
 __all__ = [
     "ApiKey",
+    "AuditEntry",
     "Base",
     "ConnectorAccount",
     "Event",
@@ -32,9 +36,15 @@ __all__ = [
     "OperatorRoute",
     "Payment",
     "Payout",
+    "PayoutApproval",
     "PlanRefund",
     "PlatformSettings",
+    "Reconciliation",
     "Refund",
+    "StaffAccount",
+    "StaffSession",
+    "StaffSignInAttempt",
+    "StaffSignInLink",
     "WebhookAttempt",
     "WebhookDelivery",
     "WebhookEndpoint",

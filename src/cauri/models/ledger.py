@@ -26,6 +26,9 @@ class LedgerAccount(Base):
 
 class LedgerTransaction(Base):
     __tablename__ = "ledger_transactions"
+    # A resource's money (the staff's detail pages, exports' settlement dates): its
+    # transactions carry its reference (a payment's or plan's id, a payout's or refund's).
+    __table_args__ = (Index("ix_ledger_transactions_reference", "reference"),)
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
     kind: Mapped[str]

@@ -1,10 +1,21 @@
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, CheckConstraint, ForeignKey, Index, String, text
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    Identity,
+    Index,
+    String,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB, UUID
 from sqlalchemy.orm import Mapped, mapped_column
 
 from cauri.models.base import Base
@@ -64,3 +75,20 @@ class Payout(Base):
     @property
     def awaiting_approval(self) -> bool:
         return self.approval == APPROVAL_REQUIRED
+
+
+class PayoutApproval(Base):
+    """One person's approval of a held payout (maker-checker: above the platform's
+    `payout_dual_approval_above`, two different people must approve before it is paid).
+    `approver` identifies the person (cauri.audit.Actor.key): nobody approves twice."""
+
+    __tablename__ = "payout_approvals"
+    __table_args__ = (UniqueConstraint("payout_reference", "approver"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    payout_reference: Mapped[str] = mapped_column(ForeignKey("payouts.reference"))
+    approver: Mapped[str]
+    # Who it was, as shown: the staff member's email or `cli:<os user>`.
+    approver_name: Mapped[str]
+    staff_account_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    at: Mapped[datetime]

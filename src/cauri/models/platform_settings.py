@@ -39,4 +39,9 @@ class PlatformSettings(Base):
     payout_fee_fixed: Mapped[int] = mapped_column(BigInteger, server_default="0")
     payout_fee_fixed_eur: Mapped[int] = mapped_column(BigInteger, server_default="0")
     payout_fee_fixed_usd: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    # Maker-checker: a held payout whose amount is above this needs two different people's
+    # approvals (`cauri payouts approve`); unset, one approval pays any held payout.
+    payout_dual_approval_above: Mapped[int | None] = mapped_column(BigInteger)
+    payout_dual_approval_above_eur: Mapped[int | None] = mapped_column(BigInteger)
+    payout_dual_approval_above_usd: Mapped[int | None] = mapped_column(BigInteger)
     updated_at: Mapped[datetime | None]

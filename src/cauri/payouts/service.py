@@ -6,6 +6,9 @@ account, with no cap. With `phone_number` and `operator` it goes to a third part
 mode a per-payout cap, a 24-hour cap (failed payouts excluded) and, above the approval
 threshold, a hold until `cauri payouts approve` or `reject`. Caps and limits are amounts
 the beneficiary receives (`amount`), in the currency's minor unit.
+
+Maker-checker: a held payout above the platform's `payout_dual_approval_above` (in its
+currency) is paid on the approvals of two different people; nobody approves twice.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.audit.actor import Actor
 from cauri.calls import service as calls
 from cauri.calls.requests import Action
 from cauri.disbursements import lifecycle
@@ -43,13 +47,14 @@ from cauri.ledger import movements
 from cauri.ledger.movements import Holder, Movement
 from cauri.merchants.auth import Caller
 from cauri.merchants.contract import PAYOUT, terms_for
-from cauri.models import Merchant, Payout, lookups
+from cauri.models import Merchant, Payout, PayoutApproval, PlatformSettings, lookups
 from cauri.models.payouts import APPROVAL_STATES
 from cauri.operators import catalogue
 from cauri.operators.catalogue import PaymentMode
 from cauri.operators.protocol import OperatorResult, Outcome
 from cauri.payouts import jobs
 from cauri.payouts.schemas import PayoutCreate, payout_object
+from cauri.platform.service import fixed_column
 from cauri.runtime import Runtime
 
 PAYOUT_MIN = 10
@@ -294,11 +299,41 @@ class PayoutService:
             raise Conflict(f"Le transfert {reference} n'attend pas d'approbation.")
         return payout
 
-    async def approve(self, session: AsyncSession, runtime: Runtime, reference: str) -> Payout:
-        """`cauri payouts approve`: debits the balance now (a balance that no longer covers
-        it refuses the approval, and the payout stays held) and has the worker send it."""
+    async def approve(
+        self, session: AsyncSession, runtime: Runtime, reference: str, approver: Actor
+    ) -> Payout:
+        """`cauri payouts approve`: records the approver's approval; once the payout has
+        the approvals it needs (`approvals_needed`), debits the balance (a balance that no
+        longer covers it refuses the approval, which is not recorded, and the payout stays
+        held) and has the worker send it. Under the payout's lock, so that simultaneous
+        approvals are counted one at a time and the payout is paid once."""
         payout = await self._held(session, reference)
         now = runtime.clock.now()
+        added = await session.scalar(
+            insert(PayoutApproval)
+            .values(
+                payout_reference=payout.reference,
+                approver=approver.key,
+                approver_name=approver.name,
+                staff_account_id=approver.staff_account_id,
+                at=now,
+            )
+            .on_conflict_do_nothing(
+                index_elements=[PayoutApproval.payout_reference, PayoutApproval.approver]
+            )
+            .returning(PayoutApproval.id)
+        )
+        if added is None:
+            raise Conflict(
+                f"Vous avez déjà approuvé le transfert {reference} : l'approbation d'une "
+                "autre personne est nécessaire."
+            )
+        if len(await self.approvals(session, reference)) < await self.approvals_needed(
+            session, payout
+        ):
+            payout.updated_at = now
+            await session.flush()
+            return payout
         try:
             await _FLOW.debit(session, payout, now)
         except InsufficientFunds as exc:
@@ -317,6 +352,31 @@ class PayoutService:
             now=now,
         )
         return payout
+
+    async def approvals_needed(self, session: AsyncSession, payout: Payout) -> int:
+        """Two above the platform's `payout_dual_approval_above` in the payout's currency
+        (its setting when the approval is given), else one."""
+        column = PlatformSettings.__table__.c[
+            fixed_column("payout_dual_approval_above", payout.currency)
+        ]
+        above = await session.scalar(select(column).where(PlatformSettings.id == 1))
+        return 2 if above is not None and payout.amount > above else 1
+
+    async def approvals(self, session: AsyncSession, reference: str) -> Sequence[PayoutApproval]:
+        """The payout's approvals, in the order they were given."""
+        return await self.approvals_of(session, [reference])
+
+    async def approvals_of(
+        self, session: AsyncSession, references: Sequence[str]
+    ) -> Sequence[PayoutApproval]:
+        """The approvals of these payouts in the order they were given (for a list of
+        payouts): under the payout's lock, one after the other."""
+        statement = (
+            select(PayoutApproval)
+            .where(PayoutApproval.payout_reference.in_(references))
+            .order_by(PayoutApproval.id)
+        )
+        return (await session.scalars(statement)).all()
 
     async def reject(self, session: AsyncSession, runtime: Runtime, reference: str) -> Payout:
         """`cauri payouts reject`: failed, nothing was debited, payout.failed emitted."""

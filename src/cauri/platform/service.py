@@ -1,4 +1,5 @@
-"""Platform-wide settings (`cauri settings set`): default fees, plan creation fee, penalty."""
+"""Platform-wide settings (`cauri settings set`): default fees, plan creation fee, penalty,
+the amount above which a payout needs two approvals."""
 
 from __future__ import annotations
 
@@ -13,7 +14,13 @@ from cauri.kit.errors import InvalidRequest
 from cauri.kit.money import FIXED_FEE_CURRENCIES, Currency, fixed_fee_currency, to_minor
 from cauri.models import PlatformSettings
 
-FIXED_SETTINGS = ("fee_fixed", "payout_fee_fixed", "plan_creation_fee_fixed")
+# Amounts, one column per currency (fixed_column); set in major units of a `currency`.
+FIXED_SETTINGS = (
+    "fee_fixed",
+    "payout_fee_fixed",
+    "plan_creation_fee_fixed",
+    "payout_dual_approval_above",
+)
 
 
 def fixed_column(setting: str, currency: str) -> str:

@@ -15,7 +15,16 @@ from cauri.kit.errors import InvalidRequest, NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.kit.period import Period
 from cauri.merchants.service import merchants as merchant_service
-from cauri.models import ApiKey, FeeRule, Merchant, Payment, Payout, Refund
+from cauri.models import (
+    ApiKey,
+    FeeRule,
+    Merchant,
+    Payment,
+    Payout,
+    PlatformSettings,
+    Refund,
+    WebhookEndpoint,
+)
 from cauri.models.merchants import MERCHANT_STATUSES
 from cauri.models.payouts import PAYOUT_STATUSES
 from cauri.payouts.service import REQUIRED
@@ -33,6 +42,7 @@ class MerchantOverview:
     keys: Sequence[ApiKey]
     fee_rules: Sequence[FeeRule]
     balances: Sequence[EnvironmentBalance]  # test first, then live; XOF always in each
+    endpoints: Sequence[WebhookEndpoint]  # test first, then live
 
 
 @dataclass(frozen=True)
@@ -52,9 +62,18 @@ class PayoutFilter:
     limit: int = 50
 
 
-async def merchants(session: AsyncSession, status: str | None = None) -> Sequence[Merchant]:
-    """Every merchant, newest first."""
+async def merchants(
+    session: AsyncSession, status: str | None = None, text: str | None = None
+) -> Sequence[Merchant]:
+    """Every merchant, newest first; `text`: those whose id is it or whose name holds it
+    (whatever the case)."""
     statement = select(Merchant).order_by(Merchant.created_at.desc(), Merchant.id.desc())
+    if text is not None and text.strip():
+        wanted = text.strip()
+        # autoescape: a `%` or `_` typed is that character, not a wildcard.
+        statement = statement.where(
+            or_(Merchant.id == wanted, Merchant.name.icontains(wanted, autoescape=True))
+        )
     if status is not None:
         if status not in MERCHANT_STATUSES:
             raise InvalidRequest.field("status", f"Statut inconnu : {status}.")
@@ -77,10 +96,22 @@ async def merchant_overview(session: AsyncSession, merchant_id: str) -> Merchant
         keys=await merchant_service.list_keys(session, merchant_id),
         fee_rules=rules.all(),
         balances=balances,
+        endpoints=(
+            await session.scalars(
+                select(WebhookEndpoint)
+                .where(WebhookEndpoint.merchant_id == merchant_id)
+                .order_by(WebhookEndpoint.livemode)
+            )
+        ).all(),
     )
 
 
-async def payment_overview(session: AsyncSession, reference: str) -> PaymentOverview:
+async def platform_settings(session: AsyncSession) -> PlatformSettings | None:
+    """The one row; none until a setting was first set (the columns' defaults apply)."""
+    return await session.get(PlatformSettings, 1)
+
+
+async def find_payment(session: AsyncSession, reference: str) -> Payment:
     """By its reference or its identifier (`CAU…`), whichever merchant it belongs to: an
     external_id is only unique within a merchant's environment, so it is not enough here."""
     reference = reference.strip()
@@ -91,13 +122,22 @@ async def payment_overview(session: AsyncSession, reference: str) -> PaymentOver
     )
     if payment is None:
         raise NotFound(f"Paiement introuvable : {reference}.")
-    refunds = (
-        await session.scalars(
-            select(Refund)
-            .where(Refund.payment_id == payment.id)
-            .order_by(Refund.created_at, Refund.reference)
-        )
-    ).all()
+    return payment
+
+
+async def refunds_of(session: AsyncSession, payment: Payment) -> Sequence[Refund]:
+    """Oldest first."""
+    rows = await session.scalars(
+        select(Refund)
+        .where(Refund.payment_id == payment.id)
+        .order_by(Refund.created_at, Refund.reference)
+    )
+    return rows.all()
+
+
+async def payment_overview(session: AsyncSession, reference: str) -> PaymentOverview:
+    payment = await find_payment(session, reference)
+    refunds = await refunds_of(session, payment)
     operations = [
         view
         for subject in (str(payment.id), *(refund.reference for refund in refunds))

@@ -1,0 +1,43 @@
+"""Who acts: a staff member signed in to the console, or whoever runs the CLI on the server."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import uuid
+from dataclasses import dataclass
+from typing import Literal
+
+ActorKind = Literal["staff", "cli"]
+
+
+@dataclass(frozen=True)
+class Actor:
+    kind: ActorKind
+    # As shown in the audit log: the staff member's email, or `cli:<os user>`.
+    name: str
+    staff_account_id: uuid.UUID | None = None
+
+    @classmethod
+    def cli(cls) -> Actor:
+        return cls("cli", f"cli:{_os_user()}")
+
+    @classmethod
+    def staff(cls, email: str, account_id: uuid.UUID) -> Actor:
+        return cls("staff", email, account_id)
+
+    @property
+    def key(self) -> str:
+        """The person, whatever name they show: their staff account (an email may change),
+        else their name. Two actions are by the same person when their keys are equal."""
+        if self.staff_account_id is not None:
+            return f"staff:{self.staff_account_id}"
+        return self.name
+
+
+def _os_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        # A container's user may have no name: no variable, no passwd entry.
+        return f"uid{os.getuid()}"

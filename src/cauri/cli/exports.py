@@ -1,0 +1,65 @@
+"""`cauri export payments|payouts|refunds --from --to [--merchant] [--mode]`: CSV on stdout,
+streamed as it is read (cauri.staff.exports)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Annotated
+
+import typer
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.cli.output import in_transaction
+from cauri.kit.period import Period
+from cauri.runtime import Runtime
+from cauri.staff import exports
+from cauri.staff.exports import ExportFilter
+
+export_cli = typer.Typer(
+    no_args_is_help=True, help="CSV exports of payments, payouts and refunds for a period."
+)
+
+Start = Annotated[str, typer.Option("--from", help="Created from: an ISO 8601 date or timestamp.")]
+End = Annotated[
+    str, typer.Option("--to", help="Created until: an ISO 8601 date (the whole day) or timestamp.")
+]
+MerchantId = Annotated[str | None, typer.Option("--merchant", help="Only this merchant's (id).")]
+Mode = Annotated[str | None, typer.Option(help="test or live; both if omitted.")]
+
+
+def _export(
+    lines: Callable[[AsyncSession, ExportFilter], AsyncIterator[str]],
+    start: str,
+    end: str,
+    merchant: str | None,
+    mode: str | None,
+) -> None:
+    from cauri.cli import _livemode
+
+    livemode = None if mode is None else _livemode(mode)
+
+    async def work(session: AsyncSession, _: Runtime) -> None:
+        # Parsed here: a bad date is the same error envelope as the API's.
+        wanted = ExportFilter(Period.parse(start, end), merchant, livemode)
+        async for line in lines(session, wanted):
+            typer.echo(line, nl=False)
+
+    in_transaction(work)
+
+
+@export_cli.command("payments")
+def export_payments(start: Start, end: End, merchant: MerchantId = None, mode: Mode = None) -> None:
+    """Payments created in the period (plans' instalments included), oldest first."""
+    _export(exports.payments, start, end, merchant, mode)
+
+
+@export_cli.command("payouts")
+def export_payouts(start: Start, end: End, merchant: MerchantId = None, mode: Mode = None) -> None:
+    """Payouts created in the period, oldest first."""
+    _export(exports.payouts, start, end, merchant, mode)
+
+
+@export_cli.command("refunds")
+def export_refunds(start: Start, end: End, merchant: MerchantId = None, mode: Mode = None) -> None:
+    """Refunds created in the period, oldest first."""
+    _export(exports.refunds, start, end, merchant, mode)

@@ -1,0 +1,164 @@
+"""The console's one renderer: every page is a template of templates/console/ extending its
+layout, rendered with the signed-in person, the menu their role allows and their session's
+CSRF token; every response, errors and redirects included, carries the security headers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import RedirectResponse
+from fastapi.templating import Jinja2Templates
+
+from cauri.console.errors import SignInRequired
+from cauri.console.security import PREFIX, SECURITY_HEADERS, SESSION_COOKIE, clear_cookie
+from cauri.http import UnitOfWorkRoute
+from cauri.kit.error_handlers import validation_error
+from cauri.kit.errors import CauriError
+from cauri.kit.wording import status_word
+from cauri.staff.roles import ROLE_NAMES_FR, Permission, allows
+from cauri.web.rendering import format_amount
+
+templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+SIGN_IN_PATH = f"{PREFIX}/sign-in"
+
+ERROR_TITLES = {
+    401: "Connexion requise",
+    403: "Action refusée",
+    404: "Page introuvable",
+    422: "Demande invalide",
+    429: "Trop de tentatives",
+}
+
+
+@dataclass(frozen=True)
+class MenuEntry:
+    path: str
+    label: str
+    permission: Permission
+
+
+def format_money(minor: int | None, currency: str) -> str:
+    """fr-FR, with the currency (`cauri.web.rendering.format_amount`); ledger balances may be
+    below zero (operators' clearing accounts)."""
+    if minor is None:
+        return "—"
+    return ("-" if minor < 0 else "") + format_amount(abs(minor), currency)
+
+
+def format_percent(share: float | None) -> str:
+    """`66,7 %`; a dash while there is nothing to divide."""
+    if share is None:
+        return "—"
+    return f"{share * 100:.1f}".replace(".", ",") + "\u202f%"
+
+
+def format_decimal(value: Decimal) -> str:
+    """`2,5` for Decimal("2.5000"): fr-FR, no trailing zero."""
+    return f"{value.normalize():f}".replace(".", ",")
+
+
+# Values that kit.wording does not word (merchants', approvals', routes' states).
+_LABELS = {
+    "active": "actif",
+    "kyc_pending": "KYC en attente",
+    "suspended": "suspendu",
+    "required": "à approuver",
+    "approved": "approuvé",
+    "rejected": "rejeté",
+    "operational": "opérationnel",
+    "degraded": "dégradé",
+    "closed": "fermé",
+}
+
+
+def status_label(status: str | None) -> str:
+    if status is None:
+        return "—"
+    return _LABELS.get(status) or status_word(status)
+
+
+def format_datetime(instant: datetime | None) -> str:
+    """`25/11/2026 14:32 UTC` (fr-FR order; the platform's times are UTC)."""
+    if instant is None:
+        return "—"
+    return instant.astimezone(UTC).strftime("%d/%m/%Y %H:%M UTC")
+
+
+templates.env.filters["amount"] = format_money
+templates.env.filters["percent"] = format_percent
+templates.env.filters["decimal"] = format_decimal
+templates.env.filters["status"] = status_label
+templates.env.filters["mode"] = lambda livemode: "live" if livemode else "test"
+templates.env.filters["datetime"] = format_datetime
+templates.env.globals["role_name"] = lambda role: ROLE_NAMES_FR.get(role, role)
+
+
+def menu_of(request: Request, role: str | None) -> list[MenuEntry]:
+    entries: Sequence[MenuEntry] = request.app.state.console_menu
+    return [entry for entry in entries if role is not None and allows(role, entry.permission)]
+
+
+def render(
+    request: Request, name: str, context: dict[str, Any] | None = None, status_code: int = 200
+) -> Response:
+    """A page of the console. `staff` (the signed-in person, set by the `signed_in`
+    dependency), `menu` and `csrf` are filled in; `context` may set `csrf` itself (the forms
+    shown before a session)."""
+    staff = getattr(request.state, "staff", None)
+    base: dict[str, Any] = {
+        "staff": staff,
+        "menu": menu_of(request, staff.role if staff else None),
+        "csrf": staff.csrf_token if staff else None,
+        "current_path": request.url.path,
+    }
+    return templates.TemplateResponse(
+        request, name, base | (context or {}), status_code=status_code
+    )
+
+
+def error_page(request: Request, error: CauriError) -> Response:
+    context = {
+        "title": ERROR_TITLES.get(error.http_status, "Une erreur est survenue"),
+        "message": error.message,
+    }
+    response = render(request, "console/error.html", context, status_code=error.http_status)
+    response.headers.update(error.headers)
+    return response
+
+
+def redirect(path: str) -> Response:
+    """After a form: the browser GETs `path` (303), so that a reload posts nothing again."""
+    return RedirectResponse(path, status_code=303)
+
+
+class ConsoleRoute(UnitOfWorkRoute):
+    """A unit of work whose refusals are pages (a missing session: the sign-in page) and
+    whose every response carries the console's security headers."""
+
+    # Browsers arrive with whatever links add; forms are read field by field.
+    strict_input = False
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def handle(request: Request) -> Response:
+            try:
+                response = await handler(request)
+            except SignInRequired:
+                response = redirect(SIGN_IN_PATH)
+                clear_cookie(response, SESSION_COOKIE)
+            except CauriError as error:
+                response = error_page(request, error)
+            except RequestValidationError as invalid:
+                response = error_page(request, validation_error(invalid))
+            response.headers.update(SECURITY_HEADERS)
+            return response
+
+        return handle

@@ -1,0 +1,928 @@
+"""The staff's actions, used alike by the CLI (`cauri merchants set-status` …) and the staff
+console. Each names the permission it needs (cauri.staff.roles gives permissions to roles;
+the CLI, run on the server, has them all), reads the state it changes, has the domain
+service change it (the rules live there, never here), reads the state again and records
+both in the audit log, in the caller's transaction: the entry is kept exactly when the
+change is. What is recorded never holds a secret: keys by their hint, connector
+credentials by their names, no webhook secret."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any, TypeVar
+
+from sqlalchemy import ColumnElement, String, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.audit.actor import Actor
+from cauri.audit.log import record
+from cauri.balance.service import credit
+from cauri.calls import service as calls
+from cauri.connectors.service import RouteRow, connectors
+from cauri.kit.db import unit_of_work
+from cauri.kit.errors import NotFound
+from cauri.kit.ids import parse_uuid
+from cauri.ledger import holdings
+from cauri.merchants.auth import Caller
+from cauri.merchants.service import NewMerchant
+from cauri.merchants.service import merchants as merchant_service
+from cauri.models import (
+    ApiKey,
+    ConnectorAccount,
+    FeeRule,
+    InstallmentPlan,
+    Merchant,
+    OperatorOperation,
+    OperatorRoute,
+    Payout,
+    PlanRefund,
+    PlatformSettings,
+    StaffAccount,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
+from cauri.operators import catalogue
+from cauri.operators.protocol import CheckReport, Outcome
+from cauri.payouts.service import payouts
+from cauri.plans import resolution
+from cauri.platform.service import update_settings
+from cauri.runtime import Runtime
+from cauri.staff import accounts
+from cauri.staff.accounts import IssuedLink
+from cauri.webhooks import service as webhooks
+from cauri.webhooks.schemas import EndpointUpdate
+
+T = TypeVar("T")
+State = Callable[[], Awaitable[Mapping[str, Any] | None]]
+
+
+@dataclass(frozen=True)
+class StaffAction:
+    name: str  # as the audit log records it
+    permission: str  # what cauri.staff.roles must grant the staff member's role
+    resource_type: str
+
+
+CREATE_MERCHANT = StaffAction("merchant.create", "merchants.manage", "merchant")
+SET_MERCHANT_STATUS = StaffAction("merchant.set_status", "merchants.manage", "merchant")
+SET_PAYOUT_ACCOUNT = StaffAction("merchant.set_payout_account", "merchants.manage", "merchant")
+SET_FEE = StaffAction("merchant.set_fee", "fees.manage", "merchant")
+SET_FEE_BEARER = StaffAction("merchant.set_fee_bearer", "fees.manage", "merchant")
+SET_LIMITS = StaffAction("merchant.set_limits", "limits.manage", "merchant")
+CREDIT_BALANCE = StaffAction("merchant.credit", "balances.credit", "merchant")
+CREATE_KEY = StaffAction("key.create", "keys.manage", "merchant")
+ROTATE_KEYS = StaffAction("key.rotate", "keys.manage", "merchant")
+REVOKE_KEY = StaffAction("key.revoke", "keys.manage", "api_key")
+SET_SETTINGS = StaffAction("settings.set", "fees.manage", "platform_settings")
+APPROVE_PAYOUT = StaffAction("payout.approve", "payouts.approve", "payout")
+REJECT_PAYOUT = StaffAction("payout.reject", "payouts.approve", "payout")
+# Both move a failed plan's escrow, or an operation's money, on a person's word: a credit.
+REFUND_PLAN = StaffAction("plan.refund_to", "balances.credit", "plan")
+RELEASE_PLAN = StaffAction("plan.release_to_merchant", "balances.credit", "plan")
+SETTLE_OPERATION = StaffAction("operation.settle", "balances.credit", "operator_operation")
+RESEND_NOTIFICATION = StaffAction(
+    "operation.resend_notification", "webhooks.resend", "operator_operation"
+)
+ADD_CONNECTOR = StaffAction("connector.add", "connectors.manage", "connector")
+CHECK_CONNECTOR = StaffAction("connector.check", "connectors.manage", "connector")
+SET_ROUTES = StaffAction("route.set", "routes.manage", "route")
+RESEND_WEBHOOK = StaffAction("webhook_delivery.resend", "webhooks.resend", "webhook_delivery")
+SET_WEBHOOK_ENDPOINT = StaffAction("webhook_endpoint.set", "merchants.manage", "merchant")
+ROTATE_WEBHOOK_SECRET = StaffAction(
+    "webhook_endpoint.rotate_secret", "merchants.manage", "merchant"
+)
+CREATE_STAFF = StaffAction("staff.create", "staff.manage", "staff_account")
+DISABLE_STAFF = StaffAction("staff.disable", "staff.manage", "staff_account")
+LINK_STAFF = StaffAction("staff.link", "staff.manage", "staff_account")
+
+ACTIONS = (
+    CREATE_MERCHANT,
+    SET_MERCHANT_STATUS,
+    SET_PAYOUT_ACCOUNT,
+    SET_FEE,
+    SET_FEE_BEARER,
+    SET_LIMITS,
+    CREDIT_BALANCE,
+    CREATE_KEY,
+    ROTATE_KEYS,
+    REVOKE_KEY,
+    SET_SETTINGS,
+    APPROVE_PAYOUT,
+    REJECT_PAYOUT,
+    REFUND_PLAN,
+    RELEASE_PLAN,
+    SETTLE_OPERATION,
+    RESEND_NOTIFICATION,
+    ADD_CONNECTOR,
+    CHECK_CONNECTOR,
+    SET_ROUTES,
+    RESEND_WEBHOOK,
+    SET_WEBHOOK_ENDPOINT,
+    ROTATE_WEBHOOK_SECRET,
+    CREATE_STAFF,
+    DISABLE_STAFF,
+    LINK_STAFF,
+)
+
+
+async def _audited(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    action: StaffAction,
+    resource_id: str,
+    state: State,
+    change: Callable[[], Awaitable[T]],
+    reason: str | None = None,
+) -> T:
+    """Every action's pattern: the state before, the domain service's change, the state
+    after, both in the audit log."""
+    before = await state()
+    result = await change()
+    await session.flush()  # a service may only have set attributes
+    after = await state()
+    await record(
+        session,
+        actor,
+        action.name,
+        action.resource_type,
+        resource_id,
+        before,
+        after,
+        reason,
+        at=runtime.clock.now(),
+    )
+    return result
+
+
+async def _rows(
+    session: AsyncSession,
+    columns: Sequence[Any],
+    *where: ColumnElement[bool],
+    order_by: Sequence[Any] = (),
+    lock: bool = False,
+) -> list[dict[str, Any]]:
+    """Plain values read by a statement, not objects the session holds: a service may have
+    changed the rows behind them (a bulk UPDATE)."""
+    statement = select(*columns).where(*where).order_by(*order_by)
+    result = await session.execute(statement.with_for_update() if lock else statement)
+    return [dict(row) for row in result.mappings()]
+
+
+def _row(session: AsyncSession, columns: Sequence[Any], *where: ColumnElement[bool]) -> State:
+    async def read() -> Mapping[str, Any] | None:
+        found = await _rows(session, columns, *where)
+        return found[0] if found else None
+
+    return read
+
+
+# --- merchants ------------------------------------------------------------------------
+
+_PROFILE = (Merchant.name, Merchant.status, Merchant.fee_bearer)
+_PAYOUT_ACCOUNT = (Merchant.payout_phone, Merchant.payout_operator, Merchant.payout_validated)
+_LIMITS = (Merchant.limit_per_payout, Merchant.limit_daily, Merchant.approval_threshold)
+_FEE_AMOUNTS = (FeeRule.fixed, FeeRule.fixed_eur, FeeRule.fixed_usd)
+_KEY = (ApiKey.id, ApiKey.merchant_id, ApiKey.livemode, ApiKey.key_hint)
+_KEY_DATES = (ApiKey.created_at, ApiKey.expires_at, ApiKey.revoked_at)
+
+
+def _merchant(session: AsyncSession, merchant_id: str, columns: Sequence[Any]) -> State:
+    return _row(session, columns, Merchant.id == merchant_id)
+
+
+async def _key_rows(session: AsyncSession, merchant_id: str) -> list[dict[str, Any]]:
+    """The merchant's keys by their hint (the key itself is shown once, never kept)."""
+    return await _rows(
+        session, (*_KEY, *_KEY_DATES), ApiKey.merchant_id == merchant_id, order_by=(ApiKey.id,)
+    )
+
+
+def _keys(session: AsyncSession, merchant_id: str) -> State:
+    async def read() -> Mapping[str, Any]:
+        return {"keys": await _key_rows(session, merchant_id)}
+
+    return read
+
+
+async def create_merchant(
+    session: AsyncSession, runtime: Runtime, actor: Actor, *, name: str, status: str
+) -> NewMerchant:
+    """merchants.manage. The new keys are in the answer, only their hints in the log."""
+    new = await merchant_service.create(session, name=name, status=status, now=runtime.clock.now())
+    merchant_id = new.merchant.id
+    [profile] = await _rows(session, _PROFILE, Merchant.id == merchant_id)
+    await record(
+        session,
+        actor,
+        CREATE_MERCHANT.name,
+        CREATE_MERCHANT.resource_type,
+        merchant_id,
+        None,
+        profile | {"keys": await _key_rows(session, merchant_id)},
+        at=runtime.clock.now(),
+    )
+    return new
+
+
+async def set_merchant_status(
+    session: AsyncSession, runtime: Runtime, actor: Actor, merchant_id: str, status: str
+) -> Merchant:
+    """merchants.manage."""
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        SET_MERCHANT_STATUS,
+        merchant_id,
+        _merchant(session, merchant_id, (Merchant.status,)),
+        lambda: merchant_service.set_status(session, merchant_id, status),
+    )
+
+
+async def set_fee_bearer(
+    session: AsyncSession, runtime: Runtime, actor: Actor, merchant_id: str, bearer: str
+) -> Merchant:
+    """fees.manage."""
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        SET_FEE_BEARER,
+        merchant_id,
+        _merchant(session, merchant_id, (Merchant.fee_bearer,)),
+        lambda: merchant_service.set_fee_bearer(session, merchant_id, bearer),
+    )
+
+
+async def set_fee(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    merchant_id: str,
+    *,
+    mode: str,
+    percent: Decimal | None,
+    fixed: Decimal | None,
+    disabled: bool,
+    currency: str,
+) -> FeeRule:
+    """fees.manage. The log holds every rule of the account, before and after."""
+
+    async def rules() -> Mapping[str, Any]:
+        found = await _rows(
+            session,
+            (FeeRule.mode, FeeRule.percent, *_FEE_AMOUNTS, FeeRule.disabled),
+            FeeRule.merchant_id == merchant_id,
+            order_by=(FeeRule.mode,),
+        )
+        return {"fee_rules": {rule.pop("mode"): rule for rule in found}}
+
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        SET_FEE,
+        merchant_id,
+        rules,
+        lambda: merchant_service.set_fee(
+            session,
+            merchant_id,
+            mode=mode,
+            percent=percent,
+            fixed=fixed,
+            disabled=disabled,
+            currency=currency,
+        ),
+    )
+
+
+async def set_payout_account(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    merchant_id: str,
+    *,
+    phone_number: str,
+    operator: str,
+    validated: bool,
+) -> Merchant:
+    """merchants.manage."""
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        SET_PAYOUT_ACCOUNT,
+        merchant_id,
+        _merchant(session, merchant_id, _PAYOUT_ACCOUNT),
+        lambda: merchant_service.set_payout_account(
+            session, merchant_id, phone_number=phone_number, operator=operator, validated=validated
+        ),
+    )
+
+
+async def set_limits(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    merchant_id: str,
+    *,
+    per_payout: int | None,
+    daily: int | None,
+    approval_threshold: int | None,
+) -> Merchant:
+    """limits.manage."""
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        SET_LIMITS,
+        merchant_id,
+        _merchant(session, merchant_id, _LIMITS),
+        lambda: merchant_service.set_limits(
+            session,
+            merchant_id,
+            per_payout=per_payout,
+            daily=daily,
+            approval_threshold=approval_threshold,
+        ),
+    )
+
+
+async def credit_balance(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    merchant_id: str,
+    *,
+    livemode: bool,
+    amount: Decimal,
+    currency: str,
+    reason: str,
+) -> int:
+    """balances.credit. Returns the new available balance (minor units)."""
+
+    async def available() -> Mapping[str, Any]:
+        found = await holdings.available(session, merchant_id, livemode, [currency])
+        return {"livemode": livemode, "currency": currency, "available": found[currency]}
+
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        CREDIT_BALANCE,
+        merchant_id,
+        available,
+        lambda: credit(
+            session,
+            merchant_id,
+            livemode=livemode,
+            amount=amount,
+            currency=currency,
+            reason=reason,
+            now=runtime.clock.now(),
+        ),
+        reason,
+    )
+
+
+# --- keys -----------------------------------------------------------------------------
+
+
+async def create_key(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    merchant_id: str,
+    *,
+    livemode: bool,
+    expires_at: datetime | None,
+) -> str:
+    """keys.manage. Returns the key, shown this once."""
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        CREATE_KEY,
+        merchant_id,
+        _keys(session, merchant_id),
+        lambda: merchant_service.create_key(
+            session, merchant_id, livemode=livemode, now=runtime.clock.now(), expires_at=expires_at
+        ),
+    )
+
+
+async def rotate_keys(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    merchant_id: str,
+    *,
+    livemode: bool,
+    grace: timedelta,
+) -> str:
+    """keys.manage. Returns the new key; the log shows the others' new expiry."""
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        ROTATE_KEYS,
+        merchant_id,
+        _keys(session, merchant_id),
+        lambda: merchant_service.rotate_key(
+            session, merchant_id, livemode=livemode, grace=grace, now=runtime.clock.now()
+        ),
+    )
+
+
+async def revoke_key(session: AsyncSession, runtime: Runtime, actor: Actor, key_id: str) -> ApiKey:
+    """keys.manage."""
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        REVOKE_KEY,
+        key_id,
+        # Compared as text: an id that is no number matches nothing (the service says 404).
+        _row(session, (*_KEY, ApiKey.revoked_at), ApiKey.id.cast(String) == key_id),
+        lambda: merchant_service.revoke_key(session, key_id, now=runtime.clock.now()),
+    )
+
+
+# --- platform settings ----------------------------------------------------------------
+
+
+async def set_settings(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    changes: Mapping[str, Any],
+    *,
+    currency: str,
+) -> PlatformSettings:
+    """fees.manage (the settings are the default fees, plans' fees and the amount above
+    which a payout needs two approvals)."""
+    columns = [c for c in PlatformSettings.__table__.c if c.name != "id"]
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        SET_SETTINGS,
+        "1",  # the one row
+        _row(session, columns, PlatformSettings.id == 1),
+        lambda: update_settings(session, dict(changes), runtime.clock.now(), currency=currency),
+    )
+
+
+# --- payouts --------------------------------------------------------------------------
+
+
+def _payout(session: AsyncSession, reference: str) -> State:
+    columns = (Payout.status, Payout.approval, Payout.debited, Payout.amount, Payout.currency)
+
+    async def read() -> Mapping[str, Any] | None:
+        # Locked (the service locks it first too): simultaneous approvals each record the
+        # approvals they found, not those of a moment before another one's.
+        found = await _rows(session, columns, Payout.reference == reference, lock=True)
+        if not found:
+            return None
+        approvals = await payouts.approvals(session, reference)
+        return found[0] | {"approvals": [approval.approver_name for approval in approvals]}
+
+    return read
+
+
+async def approve_payout(
+    session: AsyncSession, runtime: Runtime, actor: Actor, reference: str, reason: str | None
+) -> Payout:
+    """payouts.approve. Above the platform's dual-approval amount the first approval leaves
+    the payout held; the second, by someone else, pays it (cauri.payouts.service)."""
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        APPROVE_PAYOUT,
+        reference,
+        _payout(session, reference),
+        lambda: payouts.approve(session, runtime, reference, actor),
+        reason,
+    )
+
+
+async def reject_payout(
+    session: AsyncSession, runtime: Runtime, actor: Actor, reference: str, reason: str | None
+) -> Payout:
+    """payouts.approve: whoever may approve may reject, whatever approvals it has."""
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        REJECT_PAYOUT,
+        reference,
+        _payout(session, reference),
+        lambda: payouts.reject(session, runtime, reference),
+        reason,
+    )
+
+
+# --- plans and operator operations ----------------------------------------------------
+
+_RESOLUTION = (
+    InstallmentPlan.status,
+    InstallmentPlan.resolution,
+    InstallmentPlan.resolution_reason,
+    InstallmentPlan.refund_operator,
+    InstallmentPlan.refund_phone_number,
+    InstallmentPlan.resolved_at,
+)
+
+
+def _plan(session: AsyncSession, reference: str) -> State:
+    return _row(session, _RESOLUTION, InstallmentPlan.id == parse_uuid(reference))
+
+
+async def refund_plan_to(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    reference: str,
+    *,
+    phone_number: str,
+    operator: str,
+    reason: str | None,
+) -> tuple[InstallmentPlan, PlanRefund]:
+    """balances.credit: a failed plan's escrow to a number (`cauri plans resolve`)."""
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        REFUND_PLAN,
+        reference,
+        _plan(session, reference),
+        lambda: resolution.refund_to(
+            session, runtime, reference, phone_number=phone_number, operator=operator, reason=reason
+        ),
+        reason,
+    )
+
+
+async def release_plan_to_merchant(
+    session: AsyncSession, runtime: Runtime, actor: Actor, reference: str, *, reason: str
+) -> InstallmentPlan:
+    """balances.credit: a failed plan's escrow to the merchant's balance."""
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        RELEASE_PLAN,
+        reference,
+        _plan(session, reference),
+        lambda: resolution.release_to_merchant(session, runtime, reference, reason=reason),
+        reason,
+    )
+
+
+_OPERATION = (
+    OperatorOperation.subject,
+    OperatorOperation.subject_ref,
+    OperatorOperation.connector,
+    OperatorOperation.status,
+    OperatorOperation.reason,
+    OperatorOperation.settled_at,
+)
+
+
+def _operation(session: AsyncSession, operation_id: uuid.UUID) -> State:
+    return _row(session, _OPERATION, OperatorOperation.id == operation_id)
+
+
+async def settle_operation(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    operation_id: uuid.UUID,
+    outcome: Outcome,
+    reason: str,
+) -> None:
+    """balances.credit: an operator's answer given outside its API, applied by hand."""
+    await _audited(
+        session,
+        runtime,
+        actor,
+        SETTLE_OPERATION,
+        str(operation_id),
+        _operation(session, operation_id),
+        lambda: calls.settle_by_hand(session, runtime, operation_id, outcome, reason),
+        reason,
+    )
+
+
+async def resend_operator_notification(
+    runtime: Runtime, actor: Actor, operation_id: uuid.UUID
+) -> str:
+    """webhooks.resend: asks the operator for its notification again. No transaction is
+    held while it is asked (calls.resend_notification); the entry, with what it answered,
+    is written after."""
+    async with runtime.sessionmaker() as session:
+        before = await _operation(session, operation_id)()
+    answer = await calls.resend_notification(runtime, operation_id)
+    async with unit_of_work(runtime.sessionmaker) as session:
+        after = await _operation(session, operation_id)()
+        await record(
+            session,
+            actor,
+            RESEND_NOTIFICATION.name,
+            RESEND_NOTIFICATION.resource_type,
+            str(operation_id),
+            before,
+            None if after is None else {**after, "answer": answer},
+            at=runtime.clock.now(),
+        )
+    return answer
+
+
+# --- connectors and routes ------------------------------------------------------------
+
+# Never `secrets`: the credentials are known by their names only.
+_ACCOUNT = (
+    ConnectorAccount.kind,
+    ConnectorAccount.environment,
+    ConnectorAccount.base_url,
+    ConnectorAccount.settings,
+    ConnectorAccount.secret_names,
+    ConnectorAccount.updated_at,
+)
+_CHECK = (
+    ConnectorAccount.checked_at,
+    ConnectorAccount.check_ok,
+    ConnectorAccount.check_detail,
+    ConnectorAccount.check_facts,
+)
+
+
+async def add_connector(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    *,
+    name: str,
+    kind: str,
+    environment: str,
+    base_url: str,
+    settings: Mapping[str, str],
+    secrets: Mapping[str, str],
+    keep_secrets: bool = False,
+) -> bool:
+    """connectors.manage: adds the account or replaces it; True when it replaced one.
+    `keep_secrets`: a secret not given keeps its stored value (Connectors.add)."""
+
+    async def add() -> bool:
+        _, replaced = await connectors.add(
+            session,
+            name=name,
+            kind=kind,
+            environment=environment,
+            base_url=base_url,
+            settings=settings,
+            secrets=secrets,
+            secret_key=runtime.settings.secret_key,
+            now=runtime.clock.now(),
+            keep_secrets=keep_secrets,
+        )
+        return replaced
+
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        ADD_CONNECTOR,
+        name,
+        _row(session, _ACCOUNT, ConnectorAccount.name == name),
+        add,
+    )
+
+
+async def record_connector_check(
+    session: AsyncSession, runtime: Runtime, actor: Actor, name: str, report: CheckReport
+) -> None:
+    """connectors.manage: keeps a check's verdict on the account (the check itself talks to
+    the operator outside any transaction)."""
+    await _audited(
+        session,
+        runtime,
+        actor,
+        CHECK_CONNECTOR,
+        name,
+        _row(session, _CHECK, ConnectorAccount.name == name),
+        lambda: connectors.record_check(session, name, report, runtime.clock.now()),
+    )
+
+
+async def check_connector(runtime: Runtime, actor: Actor, name: str) -> CheckReport:
+    """connectors.manage: the account authenticates with its operator and reads its balance
+    or status; no transaction is held while it talks to the network, and the verdict is
+    then kept on the account (record_connector_check)."""
+    async with unit_of_work(runtime.sessionmaker) as session:
+        await connectors.get(session, name)
+    async with runtime.sessionmaker() as session:
+        report = await connectors.check(session, runtime.operators, name)
+    async with unit_of_work(runtime.sessionmaker) as session:
+        await record_connector_check(session, runtime, actor, name, report)
+    return report
+
+
+async def set_routes(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    operator: str,
+    changes: Mapping[str, str | None],
+) -> RouteRow:
+    """routes.manage: the operator's routes, by action, before and after."""
+    mode = catalogue.find(operator)
+    code = operator if mode is None else mode.operator.lower()
+
+    async def routes() -> Mapping[str, Any]:
+        found = await _rows(
+            session,
+            (OperatorRoute.action, OperatorRoute.connector),
+            OperatorRoute.operator == code,
+            order_by=(OperatorRoute.action,),
+        )
+        return {row["action"]: row["connector"] for row in found}
+
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        SET_ROUTES,
+        code,
+        routes,
+        lambda: connectors.set_routes(session, operator, changes, runtime.clock.now()),
+    )
+
+
+# --- webhooks -------------------------------------------------------------------------
+
+_DELIVERY = (
+    WebhookDelivery.merchant_id,
+    WebhookDelivery.livemode,
+    WebhookDelivery.event,
+    WebhookDelivery.url,
+    WebhookDelivery.status,
+    WebhookDelivery.attempts,
+    WebhookDelivery.next_attempt_at,
+)
+
+
+async def resend_webhook_delivery(
+    session: AsyncSession, runtime: Runtime, actor: Actor, delivery_id: str
+) -> WebhookDelivery:
+    """webhooks.resend: the merchant's own "retry now" (webhooks.service.retry), for any
+    merchant's delivery."""
+    key = parse_uuid(delivery_id)
+    state = _row(session, _DELIVERY, WebhookDelivery.id == key)
+    found = None if key is None else await state()
+    if found is None:
+        raise NotFound("Livraison introuvable.")
+    owner = Caller(found["merchant_id"], found["livemode"])
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        RESEND_WEBHOOK,
+        str(key),
+        state,
+        lambda: webhooks.retry(session, runtime, owner, delivery_id),
+    )
+
+
+def _endpoint(session: AsyncSession, merchant_id: str, livemode: bool) -> State:
+    """The endpoint's address, never its secret: a rotation shows as its new date."""
+    return _row(
+        session,
+        (WebhookEndpoint.livemode, WebhookEndpoint.url, WebhookEndpoint.updated_at),
+        WebhookEndpoint.merchant_id == merchant_id,
+        WebhookEndpoint.livemode == livemode,
+    )
+
+
+async def _configure_endpoint(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    action: StaffAction,
+    merchant_id: str,
+    livemode: bool,
+    change: EndpointUpdate,
+) -> WebhookEndpoint:
+    """The merchant's own `PUT /webhooks/endpoint` (webhooks.service.configure)."""
+    await merchant_service.get(session, merchant_id)  # every merchant has both endpoints
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        action,
+        merchant_id,
+        _endpoint(session, merchant_id, livemode),
+        lambda: webhooks.configure(session, runtime, Caller(merchant_id, livemode), change),
+    )
+
+
+async def set_webhook_endpoint(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    merchant_id: str,
+    *,
+    livemode: bool,
+    url: str | None,
+) -> WebhookEndpoint:
+    """merchants.manage: the environment's endpoint; None disables notifications."""
+    # Unvalidated: the service checks the address (length included) and words its refusal.
+    change = EndpointUpdate.model_construct(url=url)
+    return await _configure_endpoint(
+        session, runtime, actor, SET_WEBHOOK_ENDPOINT, merchant_id, livemode, change
+    )
+
+
+async def rotate_webhook_secret(
+    session: AsyncSession, runtime: Runtime, actor: Actor, merchant_id: str, *, livemode: bool
+) -> str:
+    """merchants.manage. Returns the new signing secret, shown this once (the log has
+    only the date it changed)."""
+    change = EndpointUpdate.model_construct(rotate_secret=True)
+    endpoint = await _configure_endpoint(
+        session, runtime, actor, ROTATE_WEBHOOK_SECRET, merchant_id, livemode, change
+    )
+    return endpoint.secret
+
+
+# --- staff accounts -------------------------------------------------------------------
+
+
+def _staff(session: AsyncSession, email: str) -> State:
+    """What may be shown of the account (never its password hash nor its TOTP secret)."""
+
+    async def read() -> Mapping[str, Any] | None:
+        account = await accounts.find(session, email)
+        return None if account is None else accounts.account_row(account)
+
+    return read
+
+
+async def create_staff(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    *,
+    email: str,
+    role: str,
+    password: str | None = None,
+) -> StaffAccount:
+    """staff.manage: a new account, with a password set or none yet (a one-time link)."""
+
+    async def create() -> StaffAccount:
+        account = await accounts.create(session, email=email, role=role, now=runtime.clock.now())
+        if password is not None:
+            await accounts.set_password(session, account, password)
+        return account
+
+    return await _audited(
+        session, runtime, actor, CREATE_STAFF, email.strip().lower(), _staff(session, email), create
+    )
+
+
+async def disable_staff(
+    session: AsyncSession, runtime: Runtime, actor: Actor, email: str
+) -> StaffAccount:
+    """staff.manage: no more sign-in, and its sessions end at once."""
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        DISABLE_STAFF,
+        email.strip().lower(),
+        _staff(session, email),
+        lambda: accounts.disable(session, email, runtime.clock.now()),
+    )
+
+
+async def link_staff(
+    session: AsyncSession, runtime: Runtime, actor: Actor, email: str
+) -> IssuedLink:
+    """staff.manage: a new one-time sign-in link; the account starts over (sessions ended,
+    TOTP enrollment cleared)."""
+    return await _audited(
+        session,
+        runtime,
+        actor,
+        LINK_STAFF,
+        email.strip().lower(),
+        _staff(session, email),
+        lambda: accounts.issue_link(session, email, runtime.clock.now()),
+    )

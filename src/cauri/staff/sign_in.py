@@ -1,0 +1,122 @@
+"""Signing in to the console, step by step: a password (or a one-time link's new password),
+then, for an account that has TOTP, its code, or, for a role that must have TOTP and an
+account without it yet, its enrollment. Every password and code checked is counted by the
+throttle; each step passed opens a new session (cauri.staff.sessions)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.config import Settings
+from cauri.kit.errors import CauriError
+from cauri.models import StaffAccount
+from cauri.staff import accounts, passwords, sessions, throttle, totp
+from cauri.staff.sessions import Current, Opened
+
+TOTP = "totp"
+ENROLL = "enroll"
+
+
+class WrongCredentials(CauriError):
+    code, http_status = "wrong_credentials", 401
+    default_message = "Adresse e-mail ou mot de passe incorrect."
+    keeps_writes = True  # the failed attempt, for the throttle
+
+
+class WrongCode(CauriError):
+    code, http_status = "wrong_code", 401
+    default_message = (
+        "Code incorrect ou déjà utilisé : saisissez le code que votre application affiche "
+        "maintenant."
+    )
+    keeps_writes = True
+
+
+def _next_step(account: StaffAccount, settings: Settings) -> str | None:
+    if account.totp_enabled_at is not None:
+        return TOTP
+    if accounts.needs_enrollment(account):
+        if account.totp_secret is None:
+            secret = totp.new_secret()
+            account.totp_secret = totp.seal(settings.secret_key, account.id, secret)
+        return ENROLL
+    return None
+
+
+async def _open(
+    session: AsyncSession, account: StaffAccount, ip: str, now: datetime, settings: Settings
+) -> Opened:
+    pending = _next_step(account, settings)
+    if pending is None:
+        account.last_sign_in_at = now
+        await throttle.record(session, account.email, ip, now, succeeded=True)
+    return await sessions.open_session(
+        session, account, pending=pending, ip=ip, now=now, settings=settings
+    )
+
+
+async def with_password(
+    session: AsyncSession, email: str, password: str, ip: str, now: datetime, settings: Settings
+) -> Opened:
+    """The session of a right password: open, or owing its second factor."""
+    await throttle.check(session, email, ip, now)
+    account = await accounts.find(session, email)
+    usable = account is not None and account.disabled_at is None
+    stored = account.password_hash if account is not None and usable else None
+    verdict = await passwords.verify(stored, password)
+    if account is None or not usable or not verdict.valid:
+        await throttle.record(session, email, ip, now, succeeded=False)
+        raise WrongCredentials()
+    if verdict.rehashed is not None:
+        account.password_hash = verdict.rehashed
+    return await _open(session, account, ip, now, settings)
+
+
+async def with_link(
+    session: AsyncSession,
+    token: str,
+    password: str,
+    confirmation: str,
+    ip: str,
+    now: datetime,
+    settings: Settings,
+) -> Opened:
+    """Spends a one-time link: sets the password, ends the account's other sessions, and
+    opens a session (owing the TOTP enrollment if the role needs it)."""
+    passwords.check_new(password, confirmation)
+    account = await accounts.redeem_link(session, token, now, use=True)
+    account.password_hash = await passwords.hash_password(password)
+    await accounts.revoke_sessions(session, account, now)
+    return await _open(session, account, ip, now, settings)
+
+
+def enrollment(account: StaffAccount, settings: Settings) -> totp.Enrollment:
+    """The secret being enrolled, to show (the session's step is `enroll`)."""
+    assert account.totp_secret is not None  # set when the step began
+    secret = totp.unseal(settings.secret_key, account.id, account.totp_secret)
+    return totp.enrollment(secret, account.email)
+
+
+async def with_code(
+    session: AsyncSession, current: Current, code: str, ip: str, now: datetime, settings: Settings
+) -> Opened:
+    """Passes the session's TOTP step (a code, or the first code of an enrollment): the
+    session is replaced by an open one."""
+    account = current.account
+    await throttle.check(session, account.email, ip, now)
+    # Under the throttle's lock: a code posted twice at once is taken once.
+    await session.refresh(account)
+    assert account.totp_secret is not None  # a session owing a code has a secret
+    secret = totp.unseal(settings.secret_key, account.id, account.totp_secret)
+    step = totp.accepted_step(secret, code, now, account.totp_last_step)
+    if step is None:
+        await throttle.record(session, account.email, ip, now, succeeded=False)
+        raise WrongCode()
+    account.totp_last_step = step
+    if account.totp_enabled_at is None:
+        account.totp_enabled_at = now
+    account.last_sign_in_at = now
+    await throttle.record(session, account.email, ip, now, succeeded=True)
+    return await sessions.advance(session, current, pending=None, ip=ip, now=now, settings=settings)
