@@ -26,6 +26,7 @@ class Received:
     headers: dict[str, str]  # names lower-cased
     path: str
     at: float  # time.monotonic() on arrival
+    peer: tuple[str, int] = ("", 0)  # the client's address and port: one per connection
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -38,13 +39,20 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class Receiver:
-    def __init__(self, default: Answer | None = None, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self,
+        default: Answer | None = None,
+        tls: ssl.SSLContext | None = None,
+        *,
+        keep_alive: bool = False,
+    ) -> None:
         self.requests: list[Received] = []
         self.server_names: list[str | None] = []  # the SNI of each TLS handshake
         self.default = default or Answer()
         self._plan: deque[Answer] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self.keep_alive = keep_alive
         self._server = _QuietServer(("127.0.0.1", 0), self._handler_class())
         self.scheme = "http"
         if tls is not None:
@@ -97,6 +105,7 @@ class Receiver:
                         headers={k.lower(): v for k, v in self.headers.items()},
                         path=self.path,
                         at=time.monotonic(),
+                        peer=self.client_address[:2],
                     )
                 )
                 answer = receiver._next_answer()
@@ -108,7 +117,8 @@ class Receiver:
                     receiver._stopping.wait(answer.delay)
                 self.send_response(answer.status)
                 self.send_header("Content-Length", "2")
-                self.send_header("Connection", "close")
+                if not receiver.keep_alive:
+                    self.send_header("Connection", "close")
                 self.end_headers()
                 self.wfile.write(b"ok")
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from cauri.runtime import Runtime
-from cauri.webhooks import delivery
+from cauri.webhooks import connections, delivery
 from cauri.worker.runner import Worker
 from tests.support import make_merchant
 from tests.webhooks.builders import attempts, deliveries, pay, set_endpoint
@@ -93,10 +93,12 @@ async def test_the_next_checked_address_is_tried_when_one_refuses(receiver: Rece
     """A name with several addresses (A and AAAA records) where the first refuses: the
     request goes to the next one, once. Nothing listens on 127.0.0.2 at the receiver's port."""
     url = httpx.URL(receiver.url)
-    code = await delivery._post_to_first_reachable(
-        url, ["127.0.0.2", "127.0.0.1"], b"{}", {"Content-Type": "application/json"}, 5.0
+    request = delivery._request(url, {"Content-Type": "application/json"}, 2)
+    answer = await delivery._post_to_first_reachable(
+        url, ["127.0.0.2", "127.0.0.1"], request, b"{}", 5.0
     )
-    assert code == 200
+    await connections.pool().release(answer)
+    assert answer.status == 200
     assert len(receiver.requests) == 1
-    with pytest.raises(httpx.ConnectError):
-        await delivery._post_to_first_reachable(url, ["127.0.0.2"], b"{}", {}, 5.0)
+    with pytest.raises(connections.ConnectFailed):
+        await delivery._post_to_first_reachable(url, ["127.0.0.2"], request, b"{}", 5.0)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import case, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cauri.config import Settings
@@ -79,37 +79,31 @@ async def admit(
     return reopened or probe_until
 
 
-async def record(
-    session: AsyncSession,
-    circuit: Circuit,
-    *,
-    succeeded: bool,
-    now: datetime,
-    settings: Settings,
-) -> None:
-    """Counts an attempt's outcome, in the transaction that records the attempt."""
-    if succeeded:
-        closed = (WebhookEndpoint.consecutive_failures > 0) | WebhookEndpoint.open_until.is_not(
-            None
-        )
-        await session.execute(
-            update(WebhookEndpoint)
-            .where(_this(circuit), closed)
-            .values(consecutive_failures=0, open_until=None)
-        )
-        return
-    failures = WebhookEndpoint.consecutive_failures + 1
-    await session.execute(
-        update(WebhookEndpoint)
-        .where(_this(circuit))
-        .values(
-            consecutive_failures=failures,
-            open_until=case(
-                (
-                    failures >= settings.webhook_breaker_threshold,
-                    now + timedelta(seconds=settings.webhook_breaker_cooldown),
-                ),
-                else_=WebhookEndpoint.open_until,
-            ),
-        )
-    )
+# Counts an attempt's outcome in the statement that records the attempt (a CTE of
+# cauri.webhooks.service's), once a row of `{after}` says the attempt was recorded. A success
+# on a closed circuit writes nothing: no row is locked per delivery.
+RECORD = (
+    "circuit AS (UPDATE webhook_endpoints SET "
+    "  consecutive_failures = CASE WHEN CAST(:succeeded AS boolean) THEN 0 "
+    "    ELSE consecutive_failures + 1 END, "
+    "  open_until = CASE WHEN CAST(:succeeded AS boolean) THEN NULL "
+    "    WHEN consecutive_failures + 1 >= CAST(:threshold AS integer) "
+    "    THEN CAST(:reopen_at AS timestamptz) ELSE open_until END "
+    "  WHERE merchant_id = CAST(:circuit_merchant AS text) "
+    "  AND livemode = CAST(:circuit_livemode AS boolean) AND EXISTS (SELECT FROM {after}) "
+    "  AND (NOT CAST(:succeeded AS boolean) OR consecutive_failures > 0 "
+    "    OR open_until IS NOT NULL))"
+)
+
+
+def record_values(
+    circuit: Circuit, *, succeeded: bool, now: datetime, settings: Settings
+) -> dict[str, Any]:
+    """The parameters of `RECORD`."""
+    return {
+        "succeeded": succeeded,
+        "threshold": settings.webhook_breaker_threshold,
+        "reopen_at": now + timedelta(seconds=settings.webhook_breaker_cooldown),
+        "circuit_merchant": circuit.merchant_id,
+        "circuit_livemode": circuit.livemode,
+    }

@@ -11,13 +11,14 @@ import json
 import ssl
 import time
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
+import h11
 import httpx
 
 from cauri.client.webhooks import signature_header
-from cauri.webhooks import url_safety
+from cauri.webhooks import connections, url_safety
 
 USER_AGENT = "Service-Webhooks/1.0"
 MAX_ERROR_LENGTH = 500
@@ -64,49 +65,67 @@ def _tls() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+def _request(url: httpx.URL, sent_headers: dict[str, str], length: int) -> h11.Request:
+    """The POST: its Host header names the URL's host, whatever address the socket goes to."""
+    return h11.Request(
+        method="POST",
+        target=url.raw_path,
+        headers=[
+            (b"Host", url.netloc),
+            (b"Content-Length", b"%d" % length),
+            *((name.encode(), value.encode()) for name, value in sent_headers.items()),
+        ],
+    )
+
+
 async def _post_pinned(
-    url: httpx.URL, address: str, body: bytes, sent_headers: dict[str, str], limits: httpx.Timeout
-) -> int:
-    """POSTs to `address` while the request still names `url`'s host: the Host header and,
-    over TLS, the SNI and the certificate check use the name, the socket the checked address."""
-    pinned = url.copy_with(host=address)
-    extensions: dict[str, Any] = {}
-    if url.scheme == "https" and url.host != address:
-        extensions["sni_hostname"] = url.raw_host.decode("ascii")
-    async with httpx.AsyncClient(
-        verify=_tls(),
-        follow_redirects=False,
-        trust_env=False,
-        timeout=limits,
-    ) as client:
-        request = client.build_request(
-            "POST",
-            pinned,
-            content=body,
-            headers={**sent_headers, "Host": url.netloc.decode("ascii")},
-            extensions=extensions,
-        )
-        # Only the status matters; the response body is never read.
-        response = await client.send(request, stream=True)
-        await response.aclose()
-        return response.status_code
+    destination: connections.Destination,
+    request: h11.Request,
+    body: bytes,
+    connect_limit: float,
+) -> connections.Answer:
+    """POSTs to the destination's checked address; over TLS the server name and the
+    certificate check use the URL's host name. A kept connection that the endpoint closed
+    while idle fails before any answer: the request then goes once more on a new
+    connection (the endpoint may see it twice, which at-least-once delivery allows)."""
+    pool = connections.pool()
+    kept = pool.take(destination)
+    if kept is not None:
+        try:
+            return await connections.post(kept, request, body)
+        except ConnectionError:
+            kept.close()
+        except BaseException:
+            kept.close()
+            raise
+    tls = _tls() if destination.scheme == "https" else None
+    fresh = await connections.connect(destination, tls, connect_limit)
+    try:
+        return await connections.post(fresh, request, body)
+    except BaseException:
+        fresh.close()
+        raise
 
 
 async def _post_to_first_reachable(
     url: httpx.URL,
     addresses: list[str],
+    request: h11.Request,
     body: bytes,
-    sent_headers: dict[str, str],
-    limits: httpx.Timeout,
-) -> int:
-    """Tries each checked address in turn while the connection is refused (a name with an
-    IPv6 address its host does not listen on, say); a request once sent is never repeated."""
+    connect_limit: float,
+) -> connections.Answer:
+    """Tries each checked address in turn while the connection cannot be made (a name with
+    an IPv6 address its host does not listen on, say); a request once sent is never
+    repeated on another address."""
+    host, port = url.raw_host.decode("ascii"), url.port or (443 if url.scheme == "https" else 80)
     for address in addresses[:-1]:
+        destination = connections.Destination(url.scheme, host, port, address)
         try:
-            return await _post_pinned(url, address, body, sent_headers, limits)
-        except httpx.ConnectError:
+            return await _post_pinned(destination, request, body, connect_limit)
+        except (connections.ConnectFailed, connections.ConnectTimeout):
             continue
-    return await _post_pinned(url, addresses[-1], body, sent_headers, limits)
+    destination = connections.Destination(url.scheme, host, port, addresses[-1])
+    return await _post_pinned(destination, request, body, connect_limit)
 
 
 async def send(
@@ -121,27 +140,43 @@ async def send(
     what the endpoint did (refused address, DNS failure, refusal, timeout, non-2xx).
     `connect_limit` bounds each TCP handshake within `time_limit`: a dead host holds a
     delivery slot that long, not the whole time limit."""
-    limits = httpx.Timeout(time_limit, connect=min(connect_limit, time_limit))
     started = time.monotonic()
     code: int | None = None
     error: str | None = None
+    answer: connections.Answer | None = None
     try:
         url = url_safety.check_url(notification.url, allow_private=allow_private)
         # The whole attempt, resolution included, must end within the timeout.
         async with asyncio.timeout(time_limit):
-            addresses = await url_safety.resolve(url, allow_private=allow_private)
-            code = await _post_to_first_reachable(
-                url, addresses, notification.body, headers(notification, timestamp), limits
+            addresses = await connections.pool().addresses(
+                url.raw_host.decode("ascii"),
+                url.port or 0,
+                allow_private,
+                partial(url_safety.resolve, url, allow_private=allow_private),
             )
+            body = notification.body
+            answer = await _post_to_first_reachable(
+                url,
+                addresses,
+                _request(url, headers(notification, timestamp), len(body)),
+                body,
+                min(connect_limit, time_limit),
+            )
+            code = answer.status
     except url_safety.UnsafeUrl as exc:
         error = str(exc)
-    except httpx.ConnectTimeout:
+    except connections.ConnectTimeout:
         error = f"Connexion impossible dans le délai de {connect_limit:g} s."
-    except (TimeoutError, httpx.TimeoutException):
+    except TimeoutError:
         error = f"Pas de réponse dans le délai de {time_limit:g} s."
-    except (httpx.HTTPError, OSError) as exc:
+    except (connections.ConnectFailed, connections.MalformedResponse) as exc:
+        error = f"Échec de connexion : {exc}"
+    except OSError as exc:
         error = f"Échec de connexion : {type(exc).__name__} {exc}".strip()
+    duration_ms = round((time.monotonic() - started) * 1000)
+    if answer is not None:
+        # After the outcome is known: reading the rest of the answer never changes it.
+        await connections.pool().release(answer)
     if code is not None and not 200 <= code < 300:
         error = f"Réponse HTTP {code}."
-    duration_ms = round((time.monotonic() - started) * 1000)
     return AttemptOutcome(code, error and error[:MAX_ERROR_LENGTH], duration_ms)

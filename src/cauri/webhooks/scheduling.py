@@ -44,11 +44,27 @@ def first_attempt(
 ) -> dict[str, Any]:
     """The job of a new delivery's first attempt, as parameters of `queue.insert_job`: the
     event's statement queues it with the delivery (see `cauri.events.service.emit`)."""
+    return next_attempt(
+        delivery_id=delivery_id, attempt=1, merchant_id=merchant_id, livemode=livemode, now=now
+    )
+
+
+def next_attempt(
+    *,
+    delivery_id: uuid.UUID,
+    attempt: int,
+    merchant_id: str,
+    livemode: bool,
+    now: datetime,
+    delay: float = 0,
+) -> dict[str, Any]:
+    """The job of an attempt, as parameters of `queue.insert_job`."""
     return jobs.DELIVER.values(
-        jobs.Attempt(str(delivery_id), 1),
+        jobs.Attempt(str(delivery_id), attempt),
         livemode=livemode,
         group=endpoint_group(merchant_id, livemode),
         now=now,
+        delay=delay,
     )
 
 

@@ -3,13 +3,15 @@ test notifications, and the attempt cycle of a delivery (pending → success | f
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+import weakref
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, String, func, insert, literal, select, update
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy import ColumnElement, Row, func, select, text, update
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from cauri.events import service as events
 from cauri.kit.errors import Conflict, NotFound
@@ -22,8 +24,9 @@ from cauri.runtime import Runtime
 from cauri.webhooks import breaker, url_safety
 from cauri.webhooks.breaker import Circuit
 from cauri.webhooks.delivery import AttemptOutcome, Notification, serialize
-from cauri.webhooks.scheduling import attempt_now, enqueue_attempt
+from cauri.webhooks.scheduling import attempt_now, enqueue_attempt, next_attempt
 from cauri.webhooks.schemas import EndpointUpdate, LoggedDelivery
+from cauri.worker import queue
 
 TEST_EVENT = "webhook.test"
 TEST_MESSAGE = "Ceci est une notification de test envoyée par Cauri."
@@ -185,51 +188,105 @@ async def retry(
     return delivery
 
 
+# What the attempts of a batch need, in one round trip without a transaction (a plain
+# read). Built once.
+_PENDING = text(
+    "SELECT d.id, d.url, d.status, d.attempts, d.series_attempts, "
+    "  e.merchant_id, e.livemode, e.type, e.data, e.created_at, "
+    "  w.secret, w.consecutive_failures, w.open_until "
+    "FROM webhook_deliveries d JOIN events e ON e.id = d.event_id "
+    "JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.livemode = d.livemode "
+    "WHERE d.id = ANY(:ids)"
+).columns(data=Event.data.type)
+
+
+class _Reads:
+    """Gathers the reads asked for in one turn of the event loop into one query: the
+    worker starts the jobs of a claim together, so their reads share a round trip."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self.waiting: dict[uuid.UUID, list[asyncio.Future[Row[Any] | None]]] = {}
+
+    def read(self, delivery_id: uuid.UUID) -> asyncio.Future[Row[Any] | None]:
+        loop = asyncio.get_running_loop()
+        if not self.waiting:
+            loop.call_soon(lambda: _keep(loop.create_task(self._flush())))
+        found: asyncio.Future[Row[Any] | None] = loop.create_future()
+        self.waiting.setdefault(delivery_id, []).append(found)
+        return found
+
+    async def _flush(self) -> None:
+        batch, self.waiting = self.waiting, {}
+        try:
+            async with self.engine.connect() as connection:
+                await connection.execution_options(isolation_level="AUTOCOMMIT")
+                rows = {
+                    row[0]: row for row in await connection.execute(_PENDING, {"ids": list(batch)})
+                }
+        except Exception as exc:  # each reader gets the failure, as its own read would
+            for futures in batch.values():
+                for future in futures:
+                    if not future.done():  # its job may have been cancelled meanwhile
+                        future.set_exception(exc)
+            return
+        for delivery_id, futures in batch.items():
+            for future in futures:
+                if not future.done():
+                    future.set_result(rows.get(delivery_id))
+
+
+_tasks: set[asyncio.Task[None]] = set()
+
+
+def _keep(task: asyncio.Task[None]) -> None:
+    """Holds a flush task until it ends (the loop keeps only weak references)."""
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+
+
+_readers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[AsyncEngine, _Reads]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 async def pending_attempt(
-    sessionmaker: async_sessionmaker[AsyncSession], delivery_id: uuid.UUID, attempt: int
+    engine: AsyncEngine, delivery_id: uuid.UUID, attempt: int
 ) -> PendingAttempt | None:
-    """Reads the delivery, its event and the secret as they are now, in a short session of
-    its own. None when there is nothing to send: the delivery is settled, or this job is a
-    stale duplicate of an attempt already recorded."""
-    async with sessionmaker() as session:
-        row = (
-            await session.execute(
-                select(
-                    WebhookDelivery.url,
-                    WebhookDelivery.status,
-                    WebhookDelivery.attempts,
-                    WebhookDelivery.series_attempts,
-                    Event,
-                    WebhookEndpoint.secret,
-                    WebhookEndpoint.consecutive_failures,
-                    WebhookEndpoint.open_until,
-                )
-                .join(Event, Event.id == WebhookDelivery.event_id)
-                .join(
-                    WebhookEndpoint,
-                    (WebhookEndpoint.merchant_id == WebhookDelivery.merchant_id)
-                    & (WebhookEndpoint.livemode == WebhookDelivery.livemode),
-                )
-                .where(WebhookDelivery.id == delivery_id)
-            )
-        ).one_or_none()
+    """Reads the delivery, its event and the secret as they are now, outside any transaction
+    and together with the other attempts starting now. None when there is nothing to send:
+    the delivery is settled, or this job is a stale duplicate of an attempt already
+    recorded."""
+    by_engine = _readers.setdefault(asyncio.get_running_loop(), {})
+    reads = by_engine.get(engine) or by_engine.setdefault(engine, _Reads(engine))
+    row = await reads.read(delivery_id)
     if row is None:
         return None
-    url, status, attempts, series_attempts, event, secret, failures, open_until = row
+    (_, url, status, attempts, series_attempts, merchant_id, livemode, kind, data, created_at,
+     secret, failures, open_until) = tuple(row)  # fmt: skip
     if status != "pending" or attempts + 1 != attempt:
         return None
+    # A transient row, to shape the envelope exactly as the API shows the event.
+    event = Event(
+        id=delivery_id,
+        merchant_id=merchant_id,
+        livemode=livemode,
+        type=kind,
+        data=data,
+        created_at=created_at,
+    )
     return PendingAttempt(
         delivery_id=delivery_id,
         attempts_before=attempts,
         series_before=series_attempts,
         notification=Notification(
             url=url,
-            event=event.type,
+            event=kind,
             delivery_id=str(delivery_id),
             body=serialize(events.envelope(event)),
             secret=secret,
         ),
-        circuit=Circuit(event.merchant_id, event.livemode, failures, open_until),
+        circuit=Circuit(merchant_id, livemode, failures, open_until),
     )
 
 
@@ -243,6 +300,26 @@ def next_step(
     if series_attempts <= len(delays):
         return "pending", delays[series_attempts - 1]
     return "failed", None
+
+
+# The attempt, the delivery moved on, the breaker's count and the next attempt's job, in one
+# statement guarded by the attempt count read before the call. Constant text (S608).
+_RECORD = text(
+    "WITH updated AS (UPDATE webhook_deliveries SET attempts = attempts + 1, "  # noqa: S608
+    "  series_attempts = series_attempts + 1, response_code = CAST(:code AS integer), "
+    "  status = CAST(:status AS text), next_attempt_at = CAST(:next_at AS timestamptz), "
+    "  delivered_at = coalesce(CAST(:delivered_at AS timestamptz), delivered_at) "
+    "  WHERE id = :delivery AND status = 'pending' AND attempts = :attempts_before "
+    "  RETURNING id, attempts), "
+    "attempt AS (INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_ms, "
+    "  response_code, error) SELECT id, attempts, CAST(:started_at AS timestamptz), "
+    "  CAST(:duration_ms AS integer), CAST(:code AS integer), CAST(:error AS text) "
+    "  FROM updated RETURNING number), "
+    f"{breaker.RECORD.format(after='attempt')}, "
+    "retry AS (SELECT FROM attempt WHERE CAST(:retry AS boolean)), "
+    f"{queue.insert_job('retry')} "
+    "SELECT number FROM attempt"
+)
 
 
 async def record_attempt(
@@ -259,50 +336,32 @@ async def record_attempt(
     status, retry_in = next_step(
         outcome.succeeded, pending.series_before + 1, runtime.settings.retry_delays
     )
-    changes: dict[str, Any] = {
-        "attempts": WebhookDelivery.attempts + 1,
-        "series_attempts": WebhookDelivery.series_attempts + 1,
-        "response_code": outcome.response_code,
-        "status": status,
-        "next_attempt_at": None if retry_in is None else now + timedelta(seconds=retry_in),
-    }
-    if outcome.succeeded:
-        changes["delivered_at"] = now
-    updated = (
-        update(WebhookDelivery)
-        .where(
-            WebhookDelivery.id == pending.delivery_id,
-            WebhookDelivery.status == "pending",
-            WebhookDelivery.attempts == pending.attempts_before,
-        )
-        .values(changes)
-        .returning(WebhookDelivery.id, WebhookDelivery.attempts)
-        .cte("updated")
-    )
-    attempt = (
-        insert(WebhookAttempt)
-        .from_select(
-            ["delivery_id", "number", "started_at", "duration_ms", "response_code", "error"],
-            select(
-                updated.c.id,
-                updated.c.attempts,
-                literal(started_at),
-                literal(outcome.duration_ms),
-                literal(outcome.response_code, Integer),
-                literal(outcome.error, String),
+    await session.execute(
+        _RECORD,
+        {
+            "delivery": pending.delivery_id,
+            "attempts_before": pending.attempts_before,
+            "code": outcome.response_code,
+            "status": status,
+            "next_at": None if retry_in is None else now + timedelta(seconds=retry_in),
+            "delivered_at": now if outcome.succeeded else None,
+            "started_at": started_at,
+            "duration_ms": outcome.duration_ms,
+            "error": outcome.error,
+            "retry": retry_in is not None,
+            **breaker.record_values(
+                pending.circuit, succeeded=outcome.succeeded, now=now, settings=runtime.settings
             ),
-        )
-        .returning(WebhookAttempt.number)
-        .add_cte(updated)
+            **next_attempt(
+                delivery_id=pending.delivery_id,
+                attempt=pending.attempts_before + 2,
+                merchant_id=pending.circuit.merchant_id,
+                livemode=pending.circuit.livemode,
+                now=now,
+                delay=retry_in or 0,
+            ),
+        },
     )
-    number = (await session.execute(attempt)).scalar_one_or_none()
-    if number is None:
-        return
-    await breaker.record(
-        session, pending.circuit, succeeded=outcome.succeeded, now=now, settings=runtime.settings
-    )
-    if retry_in is not None:
-        await _enqueue(session, pending, attempt=number + 1, now=now, delay=retry_in)
 
 
 async def postpone(

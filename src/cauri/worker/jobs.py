@@ -52,7 +52,13 @@ class JobKind(Generic[P]):
         )
 
     def values(
-        self, payload: P, *, livemode: bool, now: datetime, group: str | None = None
+        self,
+        payload: P,
+        *,
+        livemode: bool,
+        now: datetime,
+        group: str | None = None,
+        delay: float = 0,
     ) -> dict[str, Any]:
         """The parameters of `queue.insert_job`: the job queued by another domain's
         statement, in the caller's transaction."""
@@ -62,6 +68,7 @@ class JobKind(Generic[P]):
             family=self.family,
             livemode=livemode,
             now=now,
+            delay=delay,
             group=group,
         )
 
