@@ -19,6 +19,15 @@ class Job(Base):
         Index(
             "ix_jobs_leased", "lane", "locked_until", postgresql_where=text("status = 'running'")
         ),
+        # The capped claim's: the groups with a queued job, and each one's oldest.
+        Index(
+            "ix_jobs_queued_group",
+            "lane",
+            "group_key",
+            "run_at",
+            "id",
+            postgresql_where=text("status = 'queued' AND group_key IS NOT NULL"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)

@@ -68,14 +68,30 @@ _CLAIM = text(
 # more than :group_cap jobs under a live lease.
 _LOCK_LANE = text("SELECT pg_advisory_xact_lock(7243, hashtext(:lane))")
 
-# The same claim, taking from each group only what its cap leaves: every due job of the lane
-# is ranked within its group, so a group with a long backlog hides no other group's jobs.
+# The same claim, taking from each group only what its cap leaves: the due jobs of each
+# group are ranked, so a group with a long backlog hides no other group's jobs. Driven by
+# the index of queued jobs by group (ix_jobs_queued_group): the groups with a queued job are
+# found by skipping from one to the next (a recursive CTE), and each gives at most its cap of
+# oldest due jobs, since a job further back in its group could not be taken anyway. A claim
+# thus reads O(groups × cap) index entries, not the whole backlog of the lane. Jobs whose
+# lease ran out count in their group's ranking as before; jobs of no group are taken
+# oldest first.
 _CLAIM_CAPPED = text(
-    "WITH busy AS (SELECT group_key, count(*) AS running FROM jobs WHERE lane = :lane "  # noqa: S608
+    "WITH RECURSIVE grp AS ((SELECT group_key FROM jobs WHERE lane = :lane "  # noqa: S608
+    "  AND status = 'queued' AND group_key IS NOT NULL ORDER BY group_key LIMIT 1) "
+    "  UNION ALL SELECT (SELECT j.group_key FROM jobs j WHERE j.lane = :lane "
+    "  AND j.status = 'queued' AND j.group_key > grp.group_key ORDER BY j.group_key LIMIT 1) "
+    "  FROM grp WHERE grp.group_key IS NOT NULL), "
+    "busy AS (SELECT group_key, count(*) AS running FROM jobs WHERE lane = :lane "
     "  AND status = 'running' AND locked_until > :now AND group_key IS NOT NULL "
     "  GROUP BY group_key), "
-    "candidates AS (SELECT id, group_key, run_at AS since FROM jobs WHERE lane = :lane "
-    "  AND status = 'queued' AND run_at <= :now "
+    "candidates AS (SELECT due.id, grp.group_key, due.since FROM grp CROSS JOIN LATERAL "
+    "  (SELECT id, run_at AS since FROM jobs WHERE lane = :lane AND status = 'queued' "
+    "  AND group_key = grp.group_key AND run_at <= :now ORDER BY run_at, id "
+    "  LIMIT :group_cap) AS due "
+    "  UNION ALL (SELECT id, group_key, run_at FROM jobs WHERE lane = :lane "
+    "  AND status = 'queued' AND group_key IS NULL AND run_at <= :now ORDER BY run_at "
+    "  LIMIT :limit) "
     "  UNION ALL SELECT id, group_key, locked_until FROM jobs WHERE lane = :lane "
     "  AND status = 'running' AND locked_until <= :now), "
     "ranked AS (SELECT id, group_key, since, "
