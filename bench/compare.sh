@@ -31,54 +31,10 @@ PY_SPY=${PY_SPY:-py-spy==0.4.3}
 PROFILE_RATE=${PROFILE_RATE:-250}
 PROFILE_ARGS=${PROFILE_ARGS:-}                # e.g. --gil: only samples holding the GIL
 
-for tool in wrk psql curl uv; do
-  command -v "$tool" >/dev/null || {
-    echo "compare.sh: $tool is required (wrk: apt-get install -y wrk)" >&2
-    exit 2
-  }
-done
-
-BIN="$(uv run --frozen python -c 'import os, sys; print(os.path.dirname(sys.executable))')"
-WORK="$(mktemp -d /tmp/cauri_bench.XXXXXX)"
-DB="cauri_bench_$(date +%s)_$$"
-export CAURI_DATABASE_URL="$PG_SERVER/$DB"
+source bench/common.sh
+require wrk psql curl uv
+bench_start cauri_bench
 export CAURI_RATE_LIMIT=1000000000/minute
-PIDS=()
-HZ=$(getconf CLK_TCK)
-
-admin() { psql "$PG_SERVER/postgres" -qAtX -c "$1"; }
-query() { psql "$CAURI_DATABASE_URL" -qAtX -c "$1"; }
-load() { cut -d' ' -f1-3 /proc/loadavg; }
-
-# CPU time, which other work on the machine changes much less than req/s: "pid ticks" lines
-# for the given processes, and the ticks they spent between two such snapshots. PostgreSQL's
-# share is read from its backends' /proc entries: 0 when PG_SERVER is not on this machine.
-ticks_of() { for pid in "$@"; do awk -v pid="$pid" '{print pid, $14 + $15}' "/proc/$pid/stat" 2>/dev/null || true; done; }
-tree_of() { echo "$1" $(pgrep -P "$1" || true); }
-backends() { query "SELECT pid FROM pg_stat_activity WHERE datname = '$DB' AND pid <> pg_backend_pid()"; }
-spent() { awk 'NR == FNR { before[$1] = $2; next } { total += $2 - before[$1] } END { print total + 0 }' <(echo "$1") <(echo "$2"); }
-
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  if [[ "${KEEP:-0}" == 1 ]]; then
-    echo "kept: database $DB, work folder $WORK" >&2
-  else
-    admin "DROP DATABASE IF EXISTS \"$DB\" WITH (FORCE)" || true
-    rm -rf "$WORK"
-  fi
-}
-trap cleanup EXIT
-
-wait_ready() {  # port: any HTTP answer to the payment route
-  for _ in $(seq 240); do
-    code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$1/api/v1/payments" || true)
-    [[ "$code" != 000 ]] && return 0
-    sleep 0.5
-  done
-  echo "compare.sh: nothing answers on port $1 (logs in $WORK)" >&2
-  exit 1
-}
 
 pay_once() {  # port key: one payment, its reference
   curl -sf -H "Authorization: Bearer $2" -H 'Content-Type: application/json' \
@@ -104,8 +60,8 @@ setup() {
     --no-access-log --log-level warning >"$WORK/floor.log" 2>&1 &
   PIDS+=($!)
   FLOOR_PID=$!
-  wait_ready "$CAURI_PORT"
-  wait_ready "$FLOOR_PORT"
+  wait_ready "$CAURI_PORT" /api/v1/payments
+  wait_ready "$FLOOR_PORT" /api/v1/payments
   if [[ -n "$WEBHOOK_URL" ]]; then
     # Through Cauri's API, as a merchant would: every event of these merchants then gets a
     # delivery and a job, in both servers.
@@ -153,8 +109,7 @@ measure() {  # variant server round port keys
   # CPU per payment written, in ms: the server's processes, and PostgreSQL's backends of the
   # bench database (not its WAL writer or checkpointer).
   echo "$1 $2 $3 ${line#RESULT } rows=$requests" \
-    "server_cpu_ms=$(awk -v t="$server_ticks" -v n="$requests" -v hz="$HZ" 'BEGIN { printf "%.2f", t * 1000 / hz / n }')" \
-    "pg_cpu_ms=$(awk -v t="$pg_ticks" -v n="$requests" -v hz="$HZ" 'BEGIN { printf "%.2f", t * 1000 / hz / n }')" \
+    "server_cpu_ms=$(ms_per "$server_ticks" "$requests")" "pg_cpu_ms=$(ms_per "$pg_ticks" "$requests")" \
     "load=$(load | tr ' ' /)" | tee -a "$WORK/results"
 }
 

@@ -1,0 +1,263 @@
+#!/usr/bin/env bash
+# Payouts from one merchant's balance against PostgreSQL alone updating one row per
+# transaction (issue 13: >= 0.8 x, never overdrawn). See bench/README.md.
+#
+#   bench/payouts.sh            Cauri's POST /api/v1/payouts from one merchant (wrk), then
+#                               pgbench debiting one row, ROUNDS times; then a merchant whose
+#                               balance runs out during the run (most requests refused with
+#                               402 insufficient_funds); the ledger checks; ratios last
+#   bench/payouts.sh profile    py-spy on Cauri's server processes during one payouts run
+#   bench/payouts.sh trips      the SQL round trips of one payout, and those made while the
+#                               balance's row is locked (bench/payout_trips.py)
+#
+# Needs wrk, pgbench, psql, curl and uv; installs nothing. A fresh database on PG_SERVER is
+# created, migrated and dropped at the end (KEEP=1 keeps it). `cauri serve --workers 2
+# --no-worker`: a test payout to a number ending in 0000 is paid inside its request (the
+# simulator decides offline), so no job of the payout is left for a worker; the only jobs
+# are the webhook deliveries of `payout.succeeded`, written in the payout's transaction and
+# left queued, as bench/compare.sh leaves the payments' ones (the webhook pipeline has its
+# own bench). pgbench runs against the same server and database, with as many connections
+# as wrk and as many threads.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MODE=${1:-compare}
+PG_SERVER=${PG_SERVER:-postgresql://postgres@127.0.0.1:5432}
+DURATION=${DURATION:-10s}
+WARMUP=${WARMUP:-3s}
+CONNECTIONS=${CONNECTIONS:-16}
+THREADS=${THREADS:-2}
+ROUNDS=${ROUNDS:-2}
+AMOUNT=${AMOUNT:-1000}                       # XOF the beneficiary receives, per payout
+PAYOUT_FEE_PERCENT=${PAYOUT_FEE_PERCENT:-1}  # a fee, so that a payout has three postings
+CREDIT=${CREDIT:-100000000}                  # the merchant's balance: never runs out
+SMALL_CREDIT=${SMALL_CREDIT:-101050}         # runs out: 100 payouts of 1,010, 50 left
+WEBHOOK_URL=${WEBHOOK_URL:-https://receiver.invalid/cauri}  # "" : no delivery, no job
+PGBENCH_ARGS=${PGBENCH_ARGS:--M prepared}
+CAURI_PORT=${CAURI_PORT:-8811}
+PY_SPY=${PY_SPY:-py-spy==0.4.3}
+PROFILE_RATE=${PROFILE_RATE:-250}
+PROFILE_ARGS=${PROFILE_ARGS:-}
+
+source bench/common.sh
+require wrk pgbench psql curl uv
+bench_start cauri_payouts
+export CAURI_RATE_LIMIT=1000000000/minute
+SECONDS_RUN=${DURATION%s}
+
+# What the backends of the bench database are doing, 5 times a second, while a run lasts:
+# waiting for a lock, running a statement, or idle inside a transaction (waiting for their
+# client's next statement: a round trip).
+SAMPLE="SELECT count(*) FILTER (WHERE wait_event_type = 'Lock'),
+  count(*) FILTER (WHERE state = 'active' AND wait_event_type IS DISTINCT FROM 'Lock'),
+  count(*) FILTER (WHERE state LIKE 'idle in transaction%'),
+  coalesce(string_agg(translate(split_part(query, ' ', 1) || '_' || split_part(query, ' ', 2),
+    ',;|', ''), ';') FILTER (WHERE wait_event_type = 'Lock'), '-')
+  FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+
+sampler_start() {  # file
+  PGAPPNAME=bench_sampler psql "$CAURI_DATABASE_URL" -qAtX -F '|' >"$1" 2>/dev/null \
+    <<<"$SAMPLE \\watch 0.2" &
+  SAMPLER=$!
+}
+sampler_stop() {  # file: mean backends waiting for a lock, running, idle in a transaction;
+  # the statements that waited most often
+  kill "$SAMPLER" 2>/dev/null || true
+  wait "$SAMPLER" 2>/dev/null || true
+  awk -F'|' 'NF >= 4 { n++; w += $1; a += $2; i += $3; k = split($4, q, ";"); for (j = 1; j <= k; j++) if (q[j] != "-") waits[q[j]]++ }
+    END { top = ""; for (s in waits) top = top sprintf("%s:%.1f,", s, waits[s] / n)
+      printf "lock_wait=%.1f running=%.1f idle_in_tx=%.1f waiting_in=%s", w / n, a / n, i / n, top == "" ? "-" : top }' "$1"
+}
+
+setup() {
+  echo "== setup: database $DB, load $(load)"
+  admin "CREATE DATABASE \"$DB\""
+  "$BIN/cauri" migrate >/dev/null
+  "$BIN/cauri" settings set --payout-fee-percent "$PAYOUT_FEE_PERCENT" >/dev/null
+  for merchant in big small; do
+    "$BIN/cauri" merchants create --name "payouts $merchant" --json \
+      | python3 -c 'import json, sys; m = json.load(sys.stdin); print(m["id"], m["test_key"])' \
+        >"$WORK/$merchant"
+  done
+  read -r BIG_ID BIG_KEY <"$WORK/big"
+  read -r SMALL_ID SMALL_KEY <"$WORK/small"
+  "$BIN/cauri" merchants credit "$BIG_ID" --mode test --amount "$CREDIT" --reason bench >/dev/null
+  "$BIN/cauri" merchants credit "$SMALL_ID" --mode test --amount "$SMALL_CREDIT" \
+    --reason bench >/dev/null
+  query "CREATE TABLE bench_one_row (id int PRIMARY KEY, balance bigint NOT NULL);
+    INSERT INTO bench_one_row VALUES (1, 1000000000000)"
+}
+
+serve() {
+  "$BIN/cauri" serve --workers 2 --no-worker --port "$CAURI_PORT" >"$WORK/cauri.log" 2>&1 &
+  PIDS+=($!)
+  CAURI_PID=$!
+  wait_ready "$CAURI_PORT" /api/v1/payouts
+  if [[ -n "$WEBHOOK_URL" ]]; then
+    for key in "$BIG_KEY" "$SMALL_KEY"; do
+      curl -sf -X PUT -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+        -d "{\"url\": \"$WEBHOOK_URL\"}" \
+        "http://127.0.0.1:$CAURI_PORT/api/v1/webhooks/endpoint" >/dev/null
+    done
+  fi
+}
+
+wrk_run() {  # key run duration: the RESULT line
+  BENCH_KEY="$1" BENCH_RUN="$2" BENCH_AMOUNT="$AMOUNT" wrk -t"$THREADS" -c"$CONNECTIONS" \
+    -d"$3" --timeout 10s --latency -s bench/payouts.lua "http://127.0.0.1:$CAURI_PORT" \
+    | tee -a "$WORK/wrk.log" | grep '^RESULT'
+}
+
+measure_cauri() {  # variant round key
+  local line server_before pg_before server_ticks pg_ticks requests
+  server_before=$(ticks_of $(tree_of "$CAURI_PID"))
+  pg_before=$(ticks_of $(backends))
+  sampler_start "$WORK/sample.$1.$2"
+  line=$(wrk_run "$3" "$1-$2" "$DURATION")
+  server_ticks=$(spent "$server_before" "$(ticks_of $(tree_of "$CAURI_PID"))")
+  pg_ticks=$(spent "$pg_before" "$(ticks_of $(backends))")
+  requests=$(awk '{ split($2, kv, "="); print kv[2] }' <<<"$line")
+  # CPU per request answered, in ms: the server's processes, and PostgreSQL's backends of the
+  # bench database (not its WAL writer or checkpointer).
+  echo "$1 cauri $2 ${line#RESULT } server_cpu_ms=$(ms_per "$server_ticks" "$requests")" \
+    "pg_cpu_ms=$(ms_per "$pg_ticks" "$requests") $(sampler_stop "$WORK/sample.$1.$2")" \
+    "load=$(load | tr ' ' /)" | tee -a "$WORK/results"
+}
+
+free_connections() {
+  admin "SELECT current_setting('max_connections')::int - count(*) FROM pg_stat_activity"
+}
+
+wait_for_connections() {  # count: PostgreSQL is shared; wait (up to a minute) for free slots
+  for _ in $(seq 60); do
+    (($(free_connections) >= $1)) && return 0
+    sleep 1
+  done
+  echo "payouts.sh: fewer than $1 free connections on $PG_SERVER for a minute" >&2
+  exit 1
+}
+
+balance_now() { query "SELECT balance FROM bench_one_row WHERE id = 1"; }
+
+measure_pgbench() {  # round
+  # pgbench's backends live only while it runs: it runs 2 s longer than DURATION, and the
+  # window is read in the middle (balance and the backends' CPU at its two ends), so that
+  # connecting and disconnecting are outside it; the balance drops by 1 per transaction.
+  wait_for_connections "$((CONNECTIONS + 5))"
+  pgbench -n -f bench/pgbench_one_row.sql -c "$CONNECTIONS" -j "$THREADS" \
+    -T "$((SECONDS_RUN + 2))" $PGBENCH_ARGS "$CAURI_DATABASE_URL" >"$WORK/pgbench.$1" 2>&1 &
+  local bench=$! first pg_before pg_ticks client_before client_ticks started ended last done
+  sleep 1
+  first=$(balance_now)
+  pg_before=$(ticks_of $(backends))
+  client_before=$(ticks_of "$bench")
+  started=$(date +%s.%N)
+  sampler_start "$WORK/sample.pgbench.$1"
+  sleep "$SECONDS_RUN"
+  pg_ticks=$(spent "$pg_before" "$(ticks_of $(backends))")
+  client_ticks=$(spent "$client_before" "$(ticks_of "$bench")")
+  last=$(balance_now)
+  ended=$(date +%s.%N)
+  wait "$bench"
+  done=$((first - last))
+  echo "one-row pgbench $1 tx=$done seconds=$(awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.2f", b - a }')" \
+    "tps=$(awk -v n="$done" -v a="$started" -v b="$ended" 'BEGIN { printf "%.1f", n / (b - a) }')" \
+    "pgbench_tps=$(awk '/^tps/ { print $3; exit }' "$WORK/pgbench.$1")" \
+    "latency_ms=$(awk '/^latency average/ { print $4; exit }' "$WORK/pgbench.$1")" \
+    "client_cpu_ms=$(ms_per "$client_ticks" "$done") pg_cpu_ms=$(ms_per "$pg_ticks" "$done")" \
+    "$(sampler_stop "$WORK/sample.pgbench.$1") load=$(load | tr ' ' /)" | tee -a "$WORK/results"
+}
+
+check() {  # merchant credited (minor units)
+  psql "$CAURI_DATABASE_URL" -qAtX -v merchant="$1" -v credited="$2" -f bench/payouts_check.sql \
+    | tee -a "$WORK/checks" | sed 's/^/   /'
+  if grep -q '|f$' "$WORK/checks"; then
+    echo "payouts.sh: a ledger check failed" >&2
+    exit 1
+  fi
+}
+
+serve_stop() {  # PostgreSQL is shared: the server's pooled connections are given back
+  kill "$CAURI_PID"
+  wait "$CAURI_PID" 2>/dev/null || true
+}
+
+compare() {
+  setup
+  # The server is started for each Cauri run and stopped before pgbench, so that pgbench
+  # finds its connections on a PostgreSQL whose max_connections others share; a fresh
+  # server is warmed up first.
+  for round in $(seq "$ROUNDS"); do
+    serve
+    echo "== round $round: one merchant, balance $CREDIT XOF, warm-up $WARMUP, load $(load)"
+    wrk_run "$BIG_KEY" "warmup-$round" "$WARMUP" >/dev/null
+    measure_cauri one "$round" "$BIG_KEY"
+    serve_stop
+    measure_pgbench "$round"
+  done
+  serve
+  echo "== a balance that runs out: $SMALL_CREDIT XOF, load $(load)"
+  wrk_run "$BIG_KEY" warmup-short "$WARMUP" >/dev/null
+  measure_cauri short 1 "$SMALL_KEY"
+  serve_stop
+  echo "== ledger checks (bench/payouts_check.sql): the merchant that never ran out"
+  check "$BIG_ID" "$CREDIT"
+  echo "== the merchant whose balance ran out"
+  check "$SMALL_ID" "$SMALL_CREDIT"
+  echo
+  echo "== wrk -t$THREADS -c$CONNECTIONS -d$DURATION and pgbench -c$CONNECTIONS -j$THREADS" \
+    "$PGBENCH_ARGS, $(nproc) cores, $(date -u '+%F %H:%M UTC')"
+  awk '
+    function field(name,   i, kv) {
+      for (i = 4; i <= NF; i++) { split($i, kv, "="); if (kv[1] == name) return kv[2] }
+    }
+    $1 == "one" { c += field("paid") / field("seconds"); nc++; p99 = p99 sprintf(" %.1f", field("p99_ms"))
+      errors += field("other") + field("socket_errors") + field("refused")
+      srv += field("server_cpu_ms"); cpg += field("pg_cpu_ms"); cw += field("lock_wait"); ci += field("idle_in_tx")
+      rounds[nc] = field("paid") / field("seconds") }
+    $1 == "one-row" { b += field("tps"); nb++; bpg += field("pg_cpu_ms"); bcl += field("client_cpu_ms"); bw += field("lock_wait")
+      base[nb] = field("tps") }
+    $1 == "short" { short = sprintf("paid %d, refused %d (402), other %d, %.0f answers/s, p99 %.1f ms, server %.2f + PostgreSQL %.2f ms CPU per answer", \
+      field("paid"), field("refused"), field("other") + field("socket_errors"), field("rps"), field("p99_ms"), field("server_cpu_ms"), field("pg_cpu_ms")) }
+    END {
+      for (r = 1; r <= nc; r++) by_round = by_round sprintf(" %.2f", rounds[r] / base[r])
+      printf "payouts/s (one merchant): %.0f (p99 ms:%s), answers other than 201: %d\n", c / nc, p99, errors
+      printf "one-row pgbench tps: %.0f\n", b / nb
+      printf "CPU ms per payout: server %.2f + PostgreSQL %.2f; per one-row transaction: pgbench %.2f + PostgreSQL %.2f\n", \
+        srv / nc, cpg / nc, bcl / nb, bpg / nb
+      printf "backends waiting for a lock (mean of samples): payouts %.1f of %d, pgbench %.1f; idle in a transaction (payouts): %.1f\n", \
+        cw / nc, '"$CONNECTIONS"', bw / nb, ci / nc
+      printf "balance that runs out: %s\n", short
+      printf "RATIO payouts / one-row pgbench %.3f (rounds:%s)   target >= 0.8\n", (c / nc) / (b / nb), by_round
+    }' "$WORK/results"
+}
+
+profile() {
+  setup
+  serve
+  echo "== profile: warm-up $WARMUP, then py-spy ($PY_SPY, ${PROFILE_RATE} Hz) on the server"
+  echo "   processes of cauri serve (pid $CAURI_PID and its children) during wrk -d$DURATION"
+  wrk_run "$BIG_KEY" warmup "$WARMUP" >/dev/null
+  uvx --from "$PY_SPY" py-spy record --pid "$CAURI_PID" --subprocesses --nonblocking \
+    --rate "$PROFILE_RATE" $PROFILE_ARGS --duration "$((SECONDS_RUN + 1))" --format raw \
+    -o "$WORK/cauri.collapsed" >"$WORK/py-spy.log" 2>&1 &
+  local spy=$!
+  sleep 1
+  wrk_run "$BIG_KEY" profile "$DURATION"
+  wait "$spy" || { cat "$WORK/py-spy.log" >&2; exit 1; }
+  "$BIN/python" bench/top_frames.py "$WORK/cauri.collapsed"
+  echo "load $(load)"
+}
+
+trips() {
+  setup
+  "$BIN/python" bench/payout_trips.py --key "$BIG_KEY" --amount "$AMOUNT" \
+    --webhook-url "$WEBHOOK_URL"
+}
+
+case "$MODE" in
+  compare) compare ;;
+  profile) profile ;;
+  trips) trips ;;
+  *) echo "usage: bench/payouts.sh [compare|profile|trips]" >&2; exit 2 ;;
+esac
