@@ -8,20 +8,19 @@ them); taking it away as a file is an export (`exports`: finance and administrat
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Request, Response
 from fastapi.responses import StreamingResponse
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.export import csv_lines
 from cauri.audit.log import AuditFilter, search
 from cauri.console.auth import SignedIn, Staff
 from cauri.console.forms import Form, Pager, pager
 from cauri.console.pages import Pages
-from cauri.console.rendering import render
+from cauri.console.rendering import closing_after, render
 from cauri.http import RuntimeDep, SessionDep
 from cauri.models import AuditEntry
 from cauri.staff.actions import ACTIONS
@@ -99,14 +98,6 @@ async def audit_log(request: Request, staff: Staff, session: SessionDep) -> Resp
     return _page(request, staff, form, entries, pager(request, page, total))
 
 
-async def _closing(session: AsyncSession, lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    try:
-        async for line in lines:
-            yield line
-    finally:
-        await session.close()
-
-
 @pages.get(PATH + "/export", Permission.EXPORT)
 async def export(request: Request, staff: Staff, runtime: RuntimeDep) -> Response:
     """The search's every entry, oldest first, in a session of its own that stays open while
@@ -117,7 +108,7 @@ async def export(request: Request, staff: Staff, runtime: RuntimeDep) -> Respons
         return _page(request, staff, form, [], None)
     session = runtime.sessionmaker()
     return StreamingResponse(
-        _closing(session, csv_lines(session, wanted)),
+        closing_after(session, csv_lines(session, wanted)),
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": 'attachment; filename="cauri-audit.csv"'},
     )

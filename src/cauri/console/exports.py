@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.console.auth import Staff
 from cauri.console.forms import Form
 from cauri.console.pages import Pages
-from cauri.console.rendering import render
+from cauri.console.rendering import closing_after, render
 from cauri.http import RuntimeDep
 from cauri.kit.errors import InvalidRequest, NotFound
 from cauri.staff import exports
@@ -45,15 +45,6 @@ def _form_page(request: Request, form: Form, status_code: int = 200) -> Response
 @pages.get("/exports", Permission.EXPORT, menu="Exports")
 async def export_form(request: Request, staff: Staff) -> Response:
     return _form_page(request, Form.read(request, FIELDS))
-
-
-async def _lines(session: AsyncSession, first: str, rest: AsyncIterator[str]) -> AsyncIterator[str]:
-    try:
-        yield first
-        async for line in rest:
-            yield line
-    finally:
-        await session.close()
 
 
 @pages.get("/exports/download", Permission.EXPORT)
@@ -88,7 +79,7 @@ async def download(request: Request, staff: Staff, runtime: RuntimeDep) -> Respo
     # Only what a file name and the header hold as they are (a timestamp's `:` and `+` not).
     name = _UNSAFE.sub("_", "-".join(part for part in parts if part))
     return StreamingResponse(
-        _lines(session, first, lines),
+        closing_after(session, lines, first),
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="{name}.csv"'},
     )

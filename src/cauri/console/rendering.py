@@ -4,7 +4,7 @@ CSRF token; every response, errors and redirects included, carries the security 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -15,6 +15,7 @@ from fastapi import Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse
 from fastapi.templating import Jinja2Templates
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.console.errors import SignInRequired
 from cauri.console.security import PREFIX, SECURITY_HEADERS, SESSION_COOKIE, clear_cookie
@@ -162,3 +163,18 @@ class ConsoleRoute(UnitOfWorkRoute):
             return response
 
         return handle
+
+
+async def closing_after(
+    session: AsyncSession, lines: AsyncIterator[str], *first: str
+) -> AsyncIterator[str]:
+    """A download's lines (`first`, already read, then `lines`), read in a session of its own
+    (the request's has ended when the body is sent), closed when the stream ends or is
+    abandoned."""
+    try:
+        for line in first:
+            yield line
+        async for line in lines:
+            yield line
+    finally:
+        await session.close()

@@ -192,7 +192,7 @@ async def _stuck(
     return Listed(*await paginate(session, Payment, stuck, order, Page(1, LISTED)))
 
 
-async def _failing_endpoints(session: AsyncSession, now: datetime) -> list[FailingEndpoint]:
+async def failing_endpoints(session: AsyncSession, now: datetime) -> list[FailingEndpoint]:
     exhausted = WebhookDelivery.status == "failed"
     retrying = and_(WebhookDelivery.status == "pending", WebhookDelivery.attempts > 0)
     breaker = case(
@@ -277,6 +277,6 @@ async def overview(
             session, now, stuck_after, timedelta(seconds=runtime.settings.card_payment_ttl)
         ),
         stuck_after=stuck_after,
-        failing_endpoints=await _failing_endpoints(session, now),
+        failing_endpoints=await failing_endpoints(session, now),
         routes=await route_states(session, runtime),
     )
