@@ -290,6 +290,9 @@ def test_a_push_operator_waits_for_the_customer(fake: CinetPayFake, receiver: Re
     fake.await_customer("T-8", "OM", phone="0707000002")
     shown = check(fake, transaction_id="T-8")
     assert (shown["code"], shown["data"]["status"]) == ("662", "WAITING_FOR_CUSTOMER")
+    # Each notification travels on its own thread, so the test waits for the first one
+    # before the customer confirms: otherwise the two may arrive in either order.
+    eventually(lambda: len(receiver.posts()) == 1)
     fake.pay("T-8", "OM")
     eventually(lambda: len(receiver.posts()) == 2)
     messages = [form["cpm_error_message"] for _, form in receiver.posts()]
