@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from cauri.audit.actor import Actor
 from cauri.kit.clock import ManualClock
-from cauri.models import ApiKey, WebhookEndpoint
+from cauri.models import ApiKey, Reconciliation, WebhookEndpoint
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.audit.builders import entries
@@ -354,3 +354,58 @@ async def test_exchanges_settle_and_resend_write_an_entry(
         ),
     ]
     await run_steps(database_url, runtime, steps)
+
+
+async def test_exports_and_the_ledger_check_write_an_entry(
+    client: httpx.AsyncClient, runtime: Runtime, database_url: str
+) -> None:
+    """Reads that leave a trace: a file of payments or of the audit log taken off the
+    platform (by its filters, recorded as it starts), and a reconciliation run."""
+    merchant = await make_merchant(runtime)
+    paid = await pay(client, merchant.headers(), momo_body())
+    day = paid.json()["data"]["created_at"][:10]
+
+    def filtered(entry: Entry) -> None:
+        assert entry["before"] is None
+        assert (entry["after"]["merchant_id"], entry["after"]["livemode"]) == (merchant.id, False)
+        assert entry["after"]["period"]["start"].startswith(day)
+
+    def audit_filter(entry: Entry) -> None:
+        assert entry["after"]["action"] == "export.download"
+
+    steps = [
+        Step(
+            [
+                "export",
+                "payments",
+                "--from",
+                day,
+                "--to",
+                day,
+                "--merchant",
+                merchant.id,
+                "--mode",
+                "test",
+            ],
+            "export.download",
+            "export:payments",
+            filtered,
+        ),
+        Step(
+            ["audit", "export", "--action", "export.download"],
+            "audit.export",
+            "audit_log:audit_log",
+            audit_filter,
+        ),
+    ]
+    exported, _, audit_file, _ = await run_steps(database_url, runtime, steps)
+    assert paid.json()["data"]["reference"] in exported
+    assert "export.download" in audit_file and "audit.export" not in audit_file
+
+    checked = await cauri(database_url, "ledger", "check", "--json")
+    assert checked.exit_code == 0, checked.stderr
+    ran = (await entries(runtime))[-1]
+    assert (ran["action"], ran["actor_name"]) == ("ledger.reconcile", Actor.cli().name)
+    async with runtime.sessionmaker() as session:
+        [run_id] = await session.scalars(select(Reconciliation.id))
+    assert ran["resource_id"] == str(run_id) and ran["after"]["passed"] is True

@@ -6,16 +6,16 @@ docs/screenshots/console-approvals.png and console-audit.png."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
 import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Page, expect
 
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
-from tests.console.builders import Member, make_staff
+from tests.console.browsing import second_page as second_page
+from tests.console.browsing import sign_in
+from tests.console.builders import make_staff
 from tests.console.screenshots import screenshot
 from tests.console.test_actions import THRESHOLD, catch_up
 from tests.payouts.builders import live_operator, set_limits, top_up
@@ -23,26 +23,6 @@ from tests.payouts.test_maker_checker import dual_above, held, state
 from tests.support import ServerThread, make_merchant
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-async def second_page(browser: Browser) -> AsyncIterator[Page]:
-    """Another person's browser: its own cookies."""
-    context = await browser.new_context(locale="fr-FR")
-    page = await context.new_page()
-    page.set_default_timeout(15_000)
-    yield page
-    await context.close()
-
-
-async def sign_in(page: Page, server: ServerThread, member: Member) -> None:
-    await page.goto(f"{server.base_url}/console/sign-in")
-    await page.get_by_label("Adresse e-mail").fill(member.email)
-    await page.get_by_label("Mot de passe").fill(member.password)
-    await page.get_by_role("button", name="Se connecter").click()
-    await page.get_by_label("Code à six chiffres").fill(member.code(steps_ahead=1))
-    await page.get_by_role("button", name="Valider").click()
-    await expect(page.get_by_role("heading", level=1)).to_have_text("Vue d'ensemble")
 
 
 async def test_two_finance_staff_approve_a_payout_above_the_threshold(

@@ -18,6 +18,7 @@ from cauri.console import resources
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
+from tests.audit.builders import entries
 from tests.calls.builders import SUCCEEDED, ScriptedNetwork
 from tests.console.builders import ConsoleClient, make_staff
 from tests.console.test_sign_in import assert_secured
@@ -337,6 +338,7 @@ async def test_ledger_page_and_the_reconciliation_run(
     refused = await console.post("/console/ledger/check", {"csrf": csrf})
     assert refused.status_code == 403
     assert "exporter des données" in refused.text and "de exporter" not in refused.text
+    assert await entries(runtime) == []
 
     async with ConsoleClient(server.base_url) as finance:
         await _as(finance, runtime, "finance")
@@ -349,6 +351,15 @@ async def test_ledger_page_and_the_reconciliation_run(
         assert result.startswith("Réussie le ") and result.endswith(" UTC")
         assert "Transactions vérifiées" in after.text
         assert (await finance.post("/console/ledger/check", {})).status_code == 403  # no CSRF
+    [run] = await entries(runtime)
+    assert (run["action"], run["actor_name"]) == ("ledger.reconcile", "finance@cauri.example")
+    assert run["resource_type"] == "reconciliation" and run["before"] is None
+    assert run["after"] == {
+        "passed": True,
+        "transactions": run["after"]["transactions"],
+        "discrepancies": 0,
+    }
+    assert run["after"]["transactions"] > 0
 
 
 def _csv(response: httpx.Response) -> list[dict[str, str]]:
@@ -402,3 +413,12 @@ async def test_exports_are_for_finance_and_match_the_api(
         assert _field_error(unknown, "merchant") == "Marchand introuvable : mch_nobody."
         kind = await finance.get(f"/console/exports/download?kind=plans&from={day}&to={day}")
         assert kind.status_code == 422 and "Choisissez ce qu" in _field_error(kind, "kind")
+    # Each file taken, by whom and with which filters; the refused ones and the viewer's none.
+    logged = await entries(runtime)
+    assert [(e["action"], e["resource_id"]) for e in logged] == [
+        ("export.download", kind) for kind in ("payments", "payouts", "refunds")
+    ]
+    assert {e["actor_name"] for e in logged} == {"finance@cauri.example"}
+    assert logged[0]["after"]["merchant_id"] == seen.shop.id
+    assert logged[0]["after"]["livemode"] is False
+    assert logged[0]["after"]["period"]["start"].startswith(day)

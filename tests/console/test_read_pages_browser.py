@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+from decimal import Decimal
 from pathlib import Path
 
 import httpx
@@ -14,21 +15,24 @@ from playwright.async_api import Page, expect
 
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
+from tests.console.browsing import sign_in
 from tests.console.builders import make_staff
 from tests.console.screenshots import screenshot
 from tests.console.test_console_browser import csp_violations as csp_violations
 from tests.foundation.builders import open_live_mode
 from tests.payouts.builders import SUCCEEDS, set_limits, top_up
 from tests.staff.traffic import A_NUMBER, API, OTHER_NUMBER, PENDING_NUMBER, REFUSED_NUMBER, pay
-from tests.support import ServerThread, make_merchant
+from tests.support import MerchantKeys, ServerThread, make_merchant
 
 pytestmark = pytest.mark.browser
 
 
-async def _todays_traffic(client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock) -> str:
+async def _todays_traffic(
+    client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock
+) -> tuple[str, list[MerchantKeys]]:
     """Payments of two merchants in both modes, a refund, a payout held for approval, one
     payment stuck pending: made now, the served app's today. Returns the payment paid from
-    A_NUMBER."""
+    A_NUMBER and the two merchants."""
     open_live_mode(runtime)
     shop = await make_merchant(runtime, name="Boutique Awa")
     other = await make_merchant(runtime, name="Kiosque Koffi")
@@ -55,7 +59,27 @@ async def _todays_traffic(client: httpx.AsyncClient, runtime: Runtime, clock: Ma
         headers=shop.headers(livemode=True),
     )
     assert held.json()["data"]["awaiting_approval"] is True, held.text
-    return str(paid["reference"])
+    return str(paid["reference"]), [shop, other]
+
+
+async def _api_totals(
+    client: httpx.AsyncClient, merchants: list[MerchantKeys], day: str
+) -> dict[str, Decimal]:
+    """What the merchants' own test keys see of the day's payments, summed as the export's
+    columns are."""
+    totals = dict.fromkeys(("amount", "fee", "net"), Decimal(0))
+    for merchant in merchants:
+        answer = await client.get(
+            f"{API}/payments",
+            params={"from": day, "to": day, "per_page": 100},
+            headers=merchant.headers(),
+        )
+        assert answer.status_code == 200, answer.text
+        for payment in answer.json()["data"]:
+            totals["amount"] += Decimal(str(payment["amount"]))
+            totals["fee"] += Decimal(str(payment["fee_amount"]))
+            totals["net"] += Decimal(str(payment["net_amount"]))
+    return totals
 
 
 async def test_finance_finds_a_payment_checks_the_ledger_and_exports(
@@ -67,16 +91,9 @@ async def test_finance_finds_a_payment_checks_the_ledger_and_exports(
     csp_violations: list[str],
     tmp_path: Path,
 ) -> None:
-    reference = await _todays_traffic(client, runtime, clock)
+    reference, merchants = await _todays_traffic(client, runtime, clock)
     finance = await make_staff(runtime, "fatou@cauri.example", "finance")
-    await page.goto(f"{server.base_url}/console/sign-in")
-    await page.get_by_label("Adresse e-mail").fill(finance.email)
-    await page.get_by_label("Mot de passe").fill(finance.password)
-    await page.get_by_role("button", name="Se connecter").click()
-    await page.get_by_label("Code à six chiffres").fill(finance.code(steps_ahead=1))
-    await page.get_by_role("button", name="Valider").click()
-
-    await expect(page.get_by_role("heading", level=1)).to_have_text("Vue d'ensemble")
+    await sign_in(page, server, finance)
     await expect(page.locator("#approvals-count")).to_have_text("1")
     await expect(page.locator("#stuck-count")).to_have_text("1")
     await screenshot(page, "console-overview")
@@ -113,4 +130,8 @@ async def test_finance_finds_a_payment_checks_the_ledger_and_exports(
     await download.save_as(saved)
     rows = list(csv.DictReader(io.StringIO(saved.read_text())))
     assert len(rows) == 5 and sum(int(row["amount"]) for row in rows) == 26_000
+    exported = {
+        column: sum(Decimal(row[column]) for row in rows) for column in ("amount", "fee", "net")
+    }
+    assert exported == await _api_totals(client, merchants, today)
     assert csp_violations == []

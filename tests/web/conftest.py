@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 
 import httpx
 import pytest
@@ -38,13 +39,20 @@ async def browser() -> AsyncIterator[Browser]:
         await browser.close()
 
 
-@pytest.fixture
-async def page(browser: Browser) -> AsyncIterator[Page]:
+@asynccontextmanager
+async def french_page(browser: Browser) -> AsyncIterator[Page]:
+    """A page in a context of its own (its own cookies), in French."""
     context = await browser.new_context(locale="fr-FR")
     page = await context.new_page()
     page.set_default_timeout(15_000)
     yield page
     await context.close()
+
+
+@pytest.fixture
+async def page(browser: Browser) -> AsyncIterator[Page]:
+    async with french_page(browser) as opened:
+        yield opened
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -12,7 +13,8 @@ from cauri.jobs import handlers
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
-from tests.support import MerchantKeys, momo_body
+from tests.support import MerchantKeys, make_merchant, momo_body, scalar
+from tests.webhooks.receiver import Receiver
 
 ENDPOINT = "/api/v1/webhooks/endpoint"
 DELIVERIES = "/api/v1/webhooks/deliveries"
@@ -48,6 +50,30 @@ async def pay(
     assert response.status_code == 201, response.text
     data: dict[str, Any] = response.json()["data"]
     return data
+
+
+@dataclass(frozen=True)
+class FailedDelivery:
+    merchant: MerchantKeys
+    endpoint: str  # where nobody listens
+    delivery_id: str
+    payment: str  # the paid payment's reference, in the event
+
+
+async def failed_delivery(
+    client: httpx.AsyncClient, runtime: Runtime, worker: Worker
+) -> FailedDelivery:
+    """A merchant's only webhook delivery, whose first attempt failed: nobody listened at
+    its endpoint."""
+    merchant = await make_merchant(runtime, name="Boutique Awa")
+    with Receiver() as gone:
+        endpoint = gone.url
+    await set_endpoint(client, merchant, endpoint)
+    paid = await pay(client, merchant)
+    await worker.drain()
+    delivery = await scalar(runtime, "SELECT id FROM webhook_deliveries LIMIT 1")
+    assert await scalar(runtime, "SELECT count(*) FROM webhook_attempts") == 1
+    return FailedDelivery(merchant, endpoint, str(delivery), paid["reference"])
 
 
 async def send_test(

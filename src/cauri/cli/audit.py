@@ -9,12 +9,14 @@ from typing import Annotated, Any
 import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.audit.actor import Actor
 from cauri.audit.export import csv_lines
 from cauri.audit.log import AuditFilter, entry_row, search
 from cauri.cli.output import JsonFlag, echo_json, in_transaction
 from cauri.kit.pagination import Page
 from cauri.kit.period import Period
 from cauri.runtime import Runtime
+from cauri.staff import actions
 
 audit_cli = typer.Typer(no_args_is_help=True, help="The audit log of staff and CLI actions.")
 
@@ -116,8 +118,12 @@ def audit_export(
     """The entries of the period as CSV on stdout, oldest first, written as they are read;
     `before` and `after` as JSON."""
 
-    async def work(session: AsyncSession, _: Runtime) -> None:
-        async for line in csv_lines(session, _wanted(actor, action, resource, start, end)):
+    async def work(session: AsyncSession, runtime: Runtime) -> None:
+        wanted = _wanted(actor, action, resource, start, end)
+        await actions.record_export(
+            session, runtime, Actor.cli(), actions.EXPORT_AUDIT, "audit_log", wanted
+        )
+        async for line in csv_lines(session, wanted):
             typer.echo(line, nl=False)
 
     in_transaction(work)

@@ -1,5 +1,5 @@
 """`cauri export payments|payouts|refunds --from --to [--merchant] [--mode]`: CSV on stdout,
-streamed as it is read (cauri.staff.exports)."""
+streamed as it is read (cauri.staff.exports); each export is in the audit log."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from typing import Annotated
 import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.audit.actor import Actor
 from cauri.cli.output import in_transaction
 from cauri.kit.period import Period
 from cauri.runtime import Runtime
-from cauri.staff import exports
+from cauri.staff import actions, exports
 from cauri.staff.exports import ExportFilter
 
 export_cli = typer.Typer(
@@ -28,6 +29,7 @@ Mode = Annotated[str | None, typer.Option(help="test or live; both if omitted.")
 
 
 def _export(
+    kind: str,
     lines: Callable[[AsyncSession, ExportFilter], AsyncIterator[str]],
     start: str,
     end: str,
@@ -38,9 +40,12 @@ def _export(
 
     livemode = None if mode is None else _livemode(mode)
 
-    async def work(session: AsyncSession, _: Runtime) -> None:
+    async def work(session: AsyncSession, runtime: Runtime) -> None:
         # Parsed here: a bad date is the same error envelope as the API's.
         wanted = ExportFilter(Period.parse(start, end), merchant, livemode)
+        await actions.record_export(
+            session, runtime, Actor.cli(), actions.EXPORT_DATA, kind, wanted
+        )
         async for line in lines(session, wanted):
             typer.echo(line, nl=False)
 
@@ -50,16 +55,16 @@ def _export(
 @export_cli.command("payments")
 def export_payments(start: Start, end: End, merchant: MerchantId = None, mode: Mode = None) -> None:
     """Payments created in the period (plans' instalments included), oldest first."""
-    _export(exports.payments, start, end, merchant, mode)
+    _export("payments", exports.payments, start, end, merchant, mode)
 
 
 @export_cli.command("payouts")
 def export_payouts(start: Start, end: End, merchant: MerchantId = None, mode: Mode = None) -> None:
     """Payouts created in the period, oldest first."""
-    _export(exports.payouts, start, end, merchant, mode)
+    _export("payouts", exports.payouts, start, end, merchant, mode)
 
 
 @export_cli.command("refunds")
 def export_refunds(start: Start, end: End, merchant: MerchantId = None, mode: Mode = None) -> None:
     """Refunds created in the period, oldest first."""
-    _export(exports.refunds, start, end, merchant, mode)
+    _export("refunds", exports.refunds, start, end, merchant, mode)

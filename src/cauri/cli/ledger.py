@@ -8,11 +8,12 @@ from typing import Any
 import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.audit.actor import Actor
 from cauri.cli.output import JsonFlag, echo_json, echo_table, in_transaction
 from cauri.kit.money import to_major
 from cauri.models import Reconciliation
 from cauri.runtime import Runtime
-from cauri.staff import reconciliation
+from cauri.staff import actions, reconciliation
 
 ledger_cli = typer.Typer(no_args_is_help=True, help="The ledger: balances and reconciliation.")
 
@@ -75,7 +76,7 @@ def ledger_check(as_json: JsonFlag = False) -> None:
     the result with its date; exit 1 if the ledger does not reconcile."""
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        return _result(await reconciliation.check(session, runtime.clock.now()))
+        return _result(await actions.reconcile(session, runtime, Actor.cli()))
 
     result = in_transaction(work)
     if as_json:

@@ -17,12 +17,15 @@ from fastapi.responses import StreamingResponse
 
 from cauri.audit.export import csv_lines
 from cauri.audit.log import AuditFilter, search
+from cauri.console.acting import actor
 from cauri.console.auth import SignedIn, Staff
 from cauri.console.forms import Form, Pager, pager
 from cauri.console.pages import Pages
 from cauri.console.rendering import closing_after, render
 from cauri.http import RuntimeDep, SessionDep
+from cauri.kit.db import unit_of_work
 from cauri.models import AuditEntry
+from cauri.staff import actions
 from cauri.staff.actions import ACTIONS
 from cauri.staff.roles import Permission, allows
 
@@ -106,6 +109,10 @@ async def export(request: Request, staff: Staff, runtime: RuntimeDep) -> Respons
     wanted = _wanted(form)
     if form.errors:
         return _page(request, staff, form, [], None)
+    async with unit_of_work(runtime.sessionmaker) as recording:
+        await actions.record_export(
+            recording, runtime, actor(staff), actions.EXPORT_AUDIT, "audit_log", wanted
+        )
     session = runtime.sessionmaker()
     return StreamingResponse(
         closing_after(session, csv_lines(session, wanted)),

@@ -1,6 +1,7 @@
 """CSV exports of payments, payouts or refunds for a period, optionally one merchant's and
 one environment's (cauri.staff.exports, as `cauri export`): a form, then the file streamed
-as a download while it is read. Finance and administrators only (`exports`).
+as a download while it is read. Finance and administrators only (`exports`); each
+download is in the audit log (who, which rows) from the moment it starts.
 
 The file is read in its own session, open while it streams (the request's unit of work has
 ended when the body is sent); its first line is read before the answer starts, so that a
@@ -16,13 +17,15 @@ from fastapi import Request, Response
 from fastapi.responses import StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.console.acting import actor
 from cauri.console.auth import Staff
 from cauri.console.forms import Form
 from cauri.console.pages import Pages
 from cauri.console.rendering import closing_after, render
 from cauri.http import RuntimeDep
+from cauri.kit.db import unit_of_work
 from cauri.kit.errors import InvalidRequest, NotFound
-from cauri.staff import exports
+from cauri.staff import actions, exports
 from cauri.staff.exports import ExportFilter
 from cauri.staff.roles import Permission
 
@@ -65,6 +68,10 @@ async def download(request: Request, staff: Staff, runtime: RuntimeDep) -> Respo
     lines = kind[1](session, wanted)
     try:
         first = await anext(lines)
+        async with unit_of_work(runtime.sessionmaker) as recording:
+            await actions.record_export(
+                recording, runtime, actor(staff), actions.EXPORT_DATA, form.values["kind"], wanted
+            )
     except (InvalidRequest, NotFound) as refused:
         await session.close()
         if isinstance(refused, NotFound):

@@ -1,24 +1,25 @@
 """The ledger: every account's balance, the reconciliation check's last result with its
 date, and a button that runs the check again (cauri.staff.reconciliation, as
 `cauri ledger check`). Running it reads every posting: it takes the finance team's
-permission, `exports`, not a viewer's."""
+permission, `exports`, not a viewer's; each run is in the audit log with who ran it."""
 
 from __future__ import annotations
 
 from fastapi import Request, Response
 
+from cauri.console.acting import actor, permission
 from cauri.console.auth import Staff
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render
 from cauri.console.security import PREFIX
 from cauri.http import RuntimeDep, SessionDep
 from cauri.ledger.reconciliation import NEGATIVE, STALE_HEAD, UNBALANCED
-from cauri.staff import reconciliation
+from cauri.staff import actions, reconciliation
 from cauri.staff.roles import Permission, allows
 
 pages = Pages()
 
-RUN_PERMISSION = Permission.EXPORT
+RUN_PERMISSION = permission(actions.RECONCILE)
 
 KINDS_FR = {
     "available": "disponible",
@@ -51,5 +52,5 @@ async def ledger(request: Request, staff: Staff, session: SessionDep) -> Respons
 @pages.post("/ledger/check", RUN_PERMISSION)
 async def run_check(staff: Staff, session: SessionDep, runtime: RuntimeDep) -> Response:
     """The result is recorded; the ledger page shows it as the last one."""
-    await reconciliation.check(session, runtime.clock.now())
+    await actions.reconcile(session, runtime, actor(staff))
     return redirect(f"{PREFIX}/ledger#reconciliation")

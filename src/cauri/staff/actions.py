@@ -8,6 +8,7 @@ credentials by their names, no webhook secret."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from sqlalchemy import ColumnElement, String, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
-from cauri.audit.log import record
+from cauri.audit.log import AuditFilter, record
 from cauri.balance.service import credit
 from cauri.calls import service as calls
 from cauri.connectors.service import RouteRow, connectors
@@ -41,6 +42,7 @@ from cauri.models import (
     Payout,
     PlanRefund,
     PlatformSettings,
+    Reconciliation,
     StaffAccount,
     WebhookDelivery,
     WebhookEndpoint,
@@ -51,8 +53,9 @@ from cauri.payouts.service import payouts
 from cauri.plans import resolution
 from cauri.platform.service import update_settings
 from cauri.runtime import Runtime
-from cauri.staff import accounts
+from cauri.staff import accounts, reconciliation
 from cauri.staff.accounts import IssuedLink
+from cauri.staff.exports import ExportFilter
 from cauri.webhooks import service as webhooks
 from cauri.webhooks.schemas import EndpointUpdate
 
@@ -98,6 +101,10 @@ ROTATE_WEBHOOK_SECRET = StaffAction(
 CREATE_STAFF = StaffAction("staff.create", "staff.manage", "staff_account")
 DISABLE_STAFF = StaffAction("staff.disable", "staff.manage", "staff_account")
 LINK_STAFF = StaffAction("staff.link", "staff.manage", "staff_account")
+# Reads that leave a trace: a file of the platform's data leaves it, a check is recorded.
+EXPORT_DATA = StaffAction("export.download", "exports", "export")
+EXPORT_AUDIT = StaffAction("audit.export", "exports", "audit_log")
+RECONCILE = StaffAction("ledger.reconcile", "exports", "reconciliation")
 
 ACTIONS = (
     CREATE_MERCHANT,
@@ -126,6 +133,9 @@ ACTIONS = (
     CREATE_STAFF,
     DISABLE_STAFF,
     LINK_STAFF,
+    EXPORT_DATA,
+    EXPORT_AUDIT,
+    RECONCILE,
 )
 
 
@@ -926,3 +936,51 @@ async def link_staff(
         _staff(session, email),
         lambda: accounts.issue_link(session, email, runtime.clock.now()),
     )
+
+
+# --- exports and the ledger's check ----------------------------------------------------
+
+
+async def record_export(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    action: StaffAction,
+    what: str,
+    wanted: ExportFilter | AuditFilter,
+) -> None:
+    """exports: who took which rows off the platform, by the file's filters (the rows
+    themselves are not copied into the log). Recorded when the file starts."""
+    filters = dataclasses.asdict(wanted)
+    await record(
+        session,
+        actor,
+        action.name,
+        action.resource_type,
+        what,
+        None,
+        filters,
+        at=runtime.clock.now(),
+    )
+
+
+async def reconcile(session: AsyncSession, runtime: Runtime, actor: Actor) -> Reconciliation:
+    """exports: runs the ledger's check and records its result (cauri.staff.reconciliation)
+    with who asked for it."""
+    checked = await reconciliation.check(session, runtime.clock.now())
+    verdict = {
+        "passed": checked.passed,
+        "transactions": checked.transactions,
+        "discrepancies": len(checked.discrepancies),
+    }
+    await record(
+        session,
+        actor,
+        RECONCILE.name,
+        RECONCILE.resource_type,
+        str(checked.id),
+        None,
+        verdict,
+        at=checked.checked_at,
+    )
+    return checked
