@@ -6,6 +6,8 @@ gives no usable cookie. A session dies after `CAURI_CONSOLE_IDLE_MINUTES` withou
 and after `CAURI_CONSOLE_SESSION_HOURS` whatever happens. A session still owing its second
 factor (`pending`) lives PENDING_LIFETIME at most. Moving past a step (the code given) makes
 a new session with a new token: a token seen before the step is worth nothing after it.
+Sessions that ended (expired, hence revoked or idle long before) more than KEPT_FOR ago
+are deleted when a new one opens: who was signed in when stays readable for a month.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.config import Settings
@@ -22,6 +24,7 @@ from cauri.models import StaffAccount, StaffSession
 from cauri.staff import tokens
 
 PENDING_LIFETIME = timedelta(minutes=10)
+KEPT_FOR = timedelta(days=30)
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ async def open_session(
         expires_at=now + (PENDING_LIFETIME if pending else lifetime(settings)),
     )
     session.add(row)
+    await session.execute(delete(StaffSession).where(StaffSession.expires_at < now - KEPT_FOR))
     await session.flush()
     return Opened(row, token)
 

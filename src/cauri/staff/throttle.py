@@ -7,6 +7,9 @@ signs in; an address's does not (an attacker could sign in to an account of thei
 Attempts on one email, and from one address, are serialized by PostgreSQL advisory locks
 held to the end of the transaction: parallel guesses wait for each other and are all
 counted, instead of all reading the same count.
+
+Attempts are kept KEPT_FOR (an investigation of a guessing campaign reads them), then
+deleted by the next attempt recorded: the table stays the size of a month of sign-ins.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import ColumnElement, func, select, text
+from sqlalchemy import ColumnElement, delete, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit import strict_json
@@ -24,6 +27,7 @@ from cauri.models import StaffSignInAttempt
 ACCOUNT_LIMIT = 5
 ADDRESS_LIMIT = 20
 WINDOW = timedelta(minutes=15)
+KEPT_FOR = timedelta(days=30)
 _KEY_LENGTH = 254
 
 
@@ -99,4 +103,5 @@ async def record(
     session: AsyncSession, email: str, ip: str, now: datetime, *, succeeded: bool
 ) -> None:
     session.add(StaffSignInAttempt(email=attempt_key(email), ip=ip, at=now, succeeded=succeeded))
+    await session.execute(delete(StaffSignInAttempt).where(StaffSignInAttempt.at < now - KEPT_FOR))
     await session.flush()
