@@ -337,3 +337,28 @@ async def test_invalid_values_are_refused(
     assert await scalar(runtime, "SELECT status FROM merchants") == "active"
     assert await scalar(runtime, "SELECT count(*) FROM fee_rules") == 0
     assert await scalar(runtime, "SELECT count(*) FROM platform_settings") == 0
+
+
+async def test_settings_unset_leaves_a_setting_without_a_value(
+    runtime: Runtime, database_url: str
+) -> None:
+    """`--unset`: the dual approval back to never (in its currency), the plan fee to none;
+    a setting that always has a value, or an unknown one, is refused and nothing changes."""
+    for currency, amount in (("XOF", "90000"), ("EUR", "150")):
+        set_one = await run_cli(
+            database_url,
+            "settings", "set", "--payout-dual-approval-above", amount, "--currency", currency,
+        )  # fmt: skip
+        assert set_one.exit_code == 0, set_one.stderr
+    unset = await run_cli(
+        database_url, "settings", "set", "--unset", "payout-dual-approval-above", "--json"
+    )
+    assert unset.exit_code == 0, unset.stderr
+    shown = "SELECT row(payout_dual_approval_above, payout_dual_approval_above_eur)::text"
+    assert await scalar(runtime, f"{shown} FROM platform_settings") == "(,15000)"
+    for wrong in ("fee-percent", "updated-at"):
+        refused = await run_cli(
+            database_url, "settings", "set", "--unset", wrong, "--unset", "plan-creation-fee-fixed"
+        )
+        assert refused.error()["code"] == "invalid_request", wrong
+    assert await scalar(runtime, f"{shown} FROM platform_settings") == "(,15000)"

@@ -408,11 +408,19 @@ def settings_set(
         Decimal | None,
         typer.Option(help="Held payouts above this amount need two people's approvals."),
     ] = None,
+    unset: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A setting to leave without a value (in --currency for an amount): "
+            "payout-dual-approval-above (never two approvals), plan-creation-fee-fixed or "
+            "-percent. Repeatable."
+        ),
+    ] = None,
     currency: Annotated[str, typer.Option(help=_FIXED_CURRENCY_HELP)] = "XOF",
     as_json: JsonFlag = False,
 ) -> None:
     """Changes the given settings; the others are kept."""
-    given = {
+    given: dict[str, Decimal | None] = {
         key: value
         for key, value in {
             "plan_creation_fee_fixed": plan_creation_fee_fixed,
@@ -426,6 +434,7 @@ def settings_set(
         }.items()
         if value is not None
     }
+    given |= {name.replace("-", "_"): None for name in unset or ()}
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
         return platform_row(

@@ -2,7 +2,8 @@
 payouts, plans' creation fee and cancellation penalty, and the amount above which a payout
 needs two people's approvals, per currency. Everyone reads them; changing them takes
 fees.manage, through the staff's action (cauri.staff.actions.set_settings, audited), one
-currency's fixed amounts at a time. An empty field keeps the setting as it is."""
+currency's fixed amounts at a time. An empty field keeps the setting as it is; a setting
+that may have no value (the dual approval, the plan creation fee) has a box to remove it."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import CauriError, InvalidRequest
 from cauri.kit.money import FIXED_FEE_CURRENCIES
 from cauri.models import PlatformSettings
-from cauri.platform.service import FIXED_SETTINGS, fixed_column
+from cauri.platform.service import FIXED_SETTINGS, fixed_column, may_be_unset
 from cauri.staff import actions, reads
 from cauri.staff.roles import Permission
 
@@ -38,6 +39,10 @@ class Setting:
     def fixed(self) -> bool:
         """An amount per currency, else a percentage."""
         return self.name in FIXED_SETTINGS
+
+    @property
+    def may_be_unset(self) -> bool:
+        return may_be_unset(self.name)
 
 
 SETTINGS = (
@@ -108,12 +113,13 @@ async def set_settings(
     fields = await posted(request)
 
     async def change() -> None:
-        given = {
+        given: dict[str, Decimal | None] = {
             setting.name: value
             for setting in SETTINGS
             for value in [decimal_field(fields, setting.name)]
             if value is not None
         }
+        given |= {setting.name: None for setting in SETTINGS if fields.get(f"unset-{setting.name}")}
         if not given:
             raise InvalidRequest("Remplissez au moins un champ : un champ vide ne change rien.")
         await actions.set_settings(

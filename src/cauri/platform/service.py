@@ -21,12 +21,25 @@ FIXED_SETTINGS = (
     "plan_creation_fee_fixed",
     "payout_dual_approval_above",
 )
+PERCENT_SETTINGS = (
+    "fee_percent",
+    "payout_fee_percent",
+    "plan_creation_fee_percent",
+    "plan_penalty_percent",
+)
 
 
 def fixed_column(setting: str, currency: str) -> str:
     """The column of a fixed amount in a currency: `fee_fixed` (XOF and XAF), `fee_fixed_eur`."""
     in_currency = fixed_fee_currency(currency)
     return setting if in_currency == "XOF" else f"{setting}_{in_currency.lower()}"
+
+
+def may_be_unset(setting: str) -> bool:
+    """Whether the setting can have no value (never set: no dual approval, no plan creation
+    fee of that kind); the others are amounts or percentages whose "none" is 0."""
+    column = fixed_column(setting, "XOF") if setting in FIXED_SETTINGS else setting
+    return bool(PlatformSettings.__table__.columns[column].nullable)
 
 
 def _plan_creation_fixed_columns() -> list[str]:
@@ -42,8 +55,9 @@ async def update_settings(
     session: AsyncSession, changes: dict[str, Any], now: datetime, *, currency: str = "XOF"
 ) -> PlatformSettings:
     """Applies the given changes; the fixed amounts among them are in major units of
-    `currency`. The plan creation fee is fixed amounts or a percentage, never both: setting
-    one clears the other, and asking for both is refused."""
+    `currency`; None unsets a setting that may have no value (may_be_unset). The plan
+    creation fee is fixed amounts or a percentage, never both: setting one clears the
+    other, and asking for both is refused."""
     check_currency(currency)
     if (
         changes.get("plan_creation_fee_fixed") is not None
@@ -54,11 +68,21 @@ async def update_settings(
         )
     values: dict[str, Any] = {}
     for key, value in changes.items():
+        if key not in FIXED_SETTINGS + PERCENT_SETTINGS:
+            raise InvalidRequest.field(key, f"Paramètre inconnu : {key}.")
+        if value is None:
+            if not may_be_unset(key):
+                raise InvalidRequest.field(
+                    key,
+                    "Ce paramètre a toujours une valeur : donnez 0 pour n'appliquer aucuns frais.",
+                )
+            values[fixed_column(key, currency) if key in FIXED_SETTINGS else key] = None
+            continue
         if isinstance(value, int | Decimal) and value < 0:
             raise InvalidRequest.field(key, "La valeur ne peut pas être négative.")
         if key.endswith("percent") and value is not None and value > 100:
             raise InvalidRequest.field(key, "Un pourcentage ne dépasse pas 100.")
-        if key in FIXED_SETTINGS and value is not None:
+        if key in FIXED_SETTINGS:
             values[fixed_column(key, currency)] = to_minor(value, currency, key)
         else:
             values[key] = value
