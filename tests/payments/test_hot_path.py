@@ -6,30 +6,70 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
+import asyncpg
 import httpx
+from asyncpg.connection import LoggedQuery
 from sqlalchemy import event, text
 
 from cauri.runtime import Runtime
 from tests.payments.builders import PAYMENTS
 from tests.support import make_merchant, momo_body, scalar
 
+# asyncpg's own queries, once per connection and type: what a parameter's type is made of.
+_INTROSPECTION = (
+    "SELECT current_setting('jit')",
+    "SELECT set_config('jit',",
+    "WITH RECURSIVE typeinfo_tree",
+)
+
+
+@dataclass
+class Sent:
+    """What the app's connections sent while the block ran, each as its first three words,
+    by the two ways a query leaves: a statement through the session (SQLAlchemy's cursor);
+    a query asyncpg sends itself (a read run past the session, kit.prepared, and a
+    transaction's BEGIN and COMMIT). Each list is in order; the two are not interleaved
+    (asyncpg reports a query once it has run, SQLAlchemy before)."""
+
+    session: list[str] = field(default_factory=list)
+    asyncpg: list[str] = field(default_factory=list)
+
+    def all(self) -> list[str]:
+        return self.session + self.asyncpg
+
 
 @contextmanager
-def statements(runtime: Runtime) -> Iterator[list[str]]:
-    """The SQL statements run while the block runs, as their first two words and table."""
-    seen: list[str] = []
+def statements(runtime: Runtime) -> Iterator[Sent]:
+    sent = Sent()
 
-    def record(*params: Any) -> None:
-        seen.append(" ".join(params[2].split()[:3]))
+    def through_the_session(*params: Any) -> None:
+        sent.session.append(" ".join(params[2].split()[:3]))
+
+    def logged(query: LoggedQuery) -> None:
+        words = " ".join(query.query.split()[:3])
+        if not words.startswith(_INTROSPECTION):
+            sent.asyncpg.append(words)
+
+    watched: list[asyncpg.Connection] = []
+
+    def checked_out(dbapi_connection: Any, *_: Any) -> None:
+        driver: asyncpg.Connection = dbapi_connection.driver_connection
+        driver.add_query_logger(logged)
+        watched.append(driver)
 
     engine = runtime.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", record)
+    event.listen(engine, "before_cursor_execute", through_the_session)
+    event.listen(engine, "checkout", checked_out)
     try:
-        yield seen
+        yield sent
     finally:
-        event.remove(engine, "before_cursor_execute", record)
+        event.remove(engine, "before_cursor_execute", through_the_session)
+        event.remove(engine, "checkout", checked_out)
+        for driver in watched:
+            driver.remove_query_logger(logged)
 
 
 async def test_a_payment_settled_at_once_is_inserted_settled(
@@ -40,12 +80,15 @@ async def test_a_payment_settled_at_once_is_inserted_settled(
         response = await client.post(PAYMENTS, json=momo_body(), headers=merchant.headers())
     assert response.status_code == 201, response.text
     assert response.json()["data"]["status"] == "succeeded"
-    # Authentication, fee terms, then the payment with its ledger transaction and its event.
-    assert seen == [
+    # Authentication and fee terms, read before any transaction, then the payment with its
+    # ledger transaction and its event in one statement, in the request's transaction.
+    assert seen.asyncpg == [
         "SELECT api_keys.livemode, api_keys.expires_at,",
         "SELECT m.mode, coalesce(r.percent,",
-        "WITH pay AS",
+        "BEGIN;",
+        "COMMIT;",
     ]
+    assert seen.session == ["WITH pay AS"]
     reference = response.json()["data"]["reference"]
     assert await scalar(runtime, "SELECT count(*) FROM payments") == 1
     recorded = (
@@ -67,7 +110,7 @@ async def test_a_replay_writes_nothing_more(client: httpx.AsyncClient, runtime: 
     assert again.status_code == 200, again.text
     assert again.json()["data"] == first.json()["data"]
     # The one statement found the external_id taken: no second row, money or event.
-    assert "WITH pay AS" in seen
+    assert "WITH pay AS" in seen.session
     for table in ("payments", "ledger_transactions", "events"):
         assert await scalar(runtime, f"SELECT count(*) FROM {table}") == 1, table  # noqa: S608
 
@@ -86,7 +129,7 @@ async def test_the_event_its_delivery_and_its_job_take_one_statement(
         response = await client.post(PAYMENTS, json=momo_body(), headers=merchant.headers())
     assert response.status_code == 201, response.text
     # A payment with somewhere to notify costs no more statements than one without.
-    assert len(seen) == 3, seen
+    assert seen.session == ["WITH pay AS"] and len(seen.asyncpg) == 4, seen
     # The delivery's first attempt is queued in the event's transaction, as the worker
     # queues any job: its lane, its endpoint's group, its payload.
     job = await row(
@@ -138,8 +181,8 @@ async def test_a_refusal_at_initiation_is_inserted_failed(
         )
     assert response.status_code == 402, response.text
     # The failed payment and its event are kept, in one statement, with no ledger movement.
-    assert seen[-1] == "WITH pay AS", seen
-    assert not [s for s in seen if s.startswith("UPDATE")], seen
+    assert seen.session == ["WITH pay AS"], seen
+    assert not [s for s in seen.all() if s.startswith("UPDATE")], seen
     listed = await client.get(PAYMENTS, headers=merchant.headers())
     assert [p["status"] for p in listed.json()["data"]] == ["failed"]
     assert await scalar(runtime, "SELECT count(*) FROM ledger_transactions") == 0

@@ -10,6 +10,7 @@ from sqlalchemy import bindparam, select
 
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import KeyExpired, MerchantInactive, Unauthorized
+from cauri.kit.prepared import Prepared
 from cauri.merchants import keys
 from cauri.models import ApiKey, Merchant
 
@@ -20,9 +21,9 @@ class Caller:
     livemode: bool
 
 
-# Built once (every request runs it): a statement built per request computes its cache key
-# again each time.
-_CALLER = (
+# Every request runs it: prepared once, run past the session's machinery (kit.prepared), a
+# read that opens no transaction.
+_CALLER = Prepared(
     select(ApiKey.livemode, ApiKey.expires_at, ApiKey.revoked_at, Merchant.id, Merchant.status)
     .join(Merchant, Merchant.id == ApiKey.merchant_id)
     .where(ApiKey.key_hash == bindparam("digest"))
@@ -36,7 +37,7 @@ async def authenticate(request: Request, session: SessionDep, runtime: RuntimeDe
     key = key.strip()
     if keys.livemode_of(key) is None:
         raise Unauthorized()
-    row = (await session.execute(_CALLER, {"digest": keys.digest(key)})).one_or_none()
+    row = await _CALLER.fetchrow(session, {"digest": keys.digest(key)})
     if row is None:
         raise Unauthorized()
     livemode, expires_at, revoked_at, merchant_id, status = row

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.connectors.registry import OperatorRegistry
 from cauri.kit.errors import InvalidRequest
 from cauri.kit.money import FIXED_FEE_CURRENCIES, fee_for, fixed_fee_currency, to_major
+from cauri.kit.prepared import Prepared
 from cauri.operators.catalogue import PaymentMode
 
 PAYOUT = "payout"
@@ -45,23 +46,25 @@ class Terms:
 
 # An account's rule for a mode is whole: when it exists, every part of it applies (its columns
 # are never null); without one, the platform's defaults for payments or for payouts apply.
-_TERMS = text(
-    "SELECT m.mode, coalesce(r.percent, d.percent, 0), coalesce(r.fixed, d.xof, 0), "
-    "       coalesce(r.fixed_eur, d.eur, 0), coalesce(r.fixed_usd, d.usd, 0), "
-    "       coalesce(r.disabled, false), "
-    "       (SELECT fee_bearer FROM merchants WHERE id = :merchant_id) "
-    "FROM unnest(CAST(:modes AS text[])) AS m(mode) "
-    "LEFT JOIN (platform_settings s CROSS JOIN LATERAL (VALUES "
-    "  ('payment', s.fee_percent, s.fee_fixed, s.fee_fixed_eur, s.fee_fixed_usd), "
-    "  ('payout', s.payout_fee_percent, s.payout_fee_fixed, s.payout_fee_fixed_eur, "
-    "   s.payout_fee_fixed_usd)) AS d(kind, percent, xof, eur, usd)) "
-    "  ON s.id = 1 AND d.kind = CASE WHEN m.mode = 'payout' THEN 'payout' ELSE 'payment' END "
-    "LEFT JOIN fee_rules r ON r.merchant_id = :merchant_id AND r.mode = m.mode"
+_TERMS = Prepared(
+    text(
+        "SELECT m.mode, coalesce(r.percent, d.percent, 0), coalesce(r.fixed, d.xof, 0), "
+        "       coalesce(r.fixed_eur, d.eur, 0), coalesce(r.fixed_usd, d.usd, 0), "
+        "       coalesce(r.disabled, false), "
+        "       (SELECT fee_bearer FROM merchants WHERE id = :merchant_id) "
+        "FROM unnest(CAST(:modes AS text[])) AS m(mode) "
+        "LEFT JOIN (platform_settings s CROSS JOIN LATERAL (VALUES "
+        "  ('payment', s.fee_percent, s.fee_fixed, s.fee_fixed_eur, s.fee_fixed_usd), "
+        "  ('payout', s.payout_fee_percent, s.payout_fee_fixed, s.payout_fee_fixed_eur, "
+        "   s.payout_fee_fixed_usd)) AS d(kind, percent, xof, eur, usd)) "
+        "  ON s.id = 1 AND d.kind = CASE WHEN m.mode = 'payout' THEN 'payout' ELSE 'payment' END "
+        "LEFT JOIN fee_rules r ON r.merchant_id = :merchant_id AND r.mode = m.mode"
+    )
 )
 
 
 async def _terms(session: AsyncSession, merchant_id: str, modes: list[str]) -> dict[str, Terms]:
-    rows = await session.execute(_TERMS, {"merchant_id": merchant_id, "modes": modes})
+    rows = await _TERMS.fetch(session, {"merchant_id": merchant_id, "modes": modes})
     return {
         mode: Terms(
             Decimal(percent),

@@ -245,6 +245,8 @@ class PaymentService:
                 reference=str(payment_id),
                 at=decided.updated_at,
             )
+        # Through the session, in the request's transaction, although it is one statement:
+        # a crash before the answer must leave nothing, since a 500 may be retried (spec).
         written = await session.scalar(_DECIDED[succeeded], parameters)
         return decided if written is not None else None
 

@@ -1,0 +1,69 @@
+"""kit.prepared: a statement of the hot path run past the session's machinery keeps what the
+session gave it: its parameters processed as SQLAlchemy does (JSON), the session's
+transaction when one has begun (autocommit otherwise), and a dead connection thrown away
+instead of going back to the pool."""
+
+from __future__ import annotations
+
+import asyncpg
+import pytest
+from sqlalchemy import bindparam, text
+from sqlalchemy.dialects.postgresql import JSONB
+
+from cauri.kit.prepared import Prepared
+from cauri.runtime import Runtime
+from tests.support import scalar
+
+_DOCUMENT_STATEMENT = text("SELECT CAST(:doc AS jsonb)").bindparams(bindparam("doc", type_=JSONB))
+_DOCUMENT = Prepared(_DOCUMENT_STATEMENT)
+_WRITE = Prepared(text("INSERT INTO prepared_probe (n) VALUES (:n)"))
+_BACKEND = Prepared(text("SELECT pg_backend_pid()"))
+# How asyncpg tells of a connection its server ended, by when it learns it.
+_CONNECTION_LOST = (
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.exceptions.InternalClientError,
+    OSError,
+)
+
+
+async def test_parameters_are_processed_as_through_the_session(runtime: Runtime) -> None:
+    document = {"nom": "Awa", "montant": 1500, "liste": [1, None]}
+    async with runtime.sessionmaker() as session:
+        raw = await _DOCUMENT.fetchval(session, {"doc": document})
+        through = await session.scalar(_DOCUMENT_STATEMENT, {"doc": document})
+    assert raw == through == document
+
+
+@pytest.fixture
+async def probe(runtime: Runtime) -> None:
+    async with runtime.sessionmaker() as session:
+        await session.execute(text("CREATE TABLE prepared_probe (n int)"))
+        await session.commit()
+
+
+@pytest.mark.usefixtures("probe")
+async def test_inside_the_sessions_transaction_once_begun_else_autocommit(
+    runtime: Runtime,
+) -> None:
+    async with runtime.sessionmaker() as session:
+        await _WRITE.fetchval(session, {"n": 1})  # nothing has begun: kept at once
+        await session.rollback()
+    async with runtime.sessionmaker() as session:
+        await session.execute(text("SELECT 1"))  # the session's transaction begins
+        await _WRITE.fetchval(session, {"n": 2})
+        await session.rollback()  # takes the write with it
+    assert await scalar(runtime, "SELECT array_agg(n) FROM prepared_probe") == [1]
+
+
+async def test_a_dead_connection_is_not_put_back_in_the_pool(runtime: Runtime) -> None:
+    async with runtime.sessionmaker() as session:
+        pid = await _BACKEND.fetchval(session, {})
+        async with runtime.sessionmaker() as other:
+            await other.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+            await other.commit()
+        with pytest.raises(_CONNECTION_LOST):
+            await _BACKEND.fetchval(session, {})
+    for _ in range(3):  # whichever connection the pool hands out next works
+        async with runtime.sessionmaker() as session:
+            assert await _BACKEND.fetchval(session, {}) != pid
