@@ -20,8 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.console.errors import SignInRequired
 from cauri.console.security import PREFIX, SECURITY_HEADERS, SESSION_COOKIE, clear_cookie
 from cauri.http import UnitOfWorkRoute
-from cauri.kit.error_handlers import validation_error
-from cauri.kit.errors import CauriError
+from cauri.kit.error_handlers import log_crash, validation_error
+from cauri.kit.errors import CauriError, ServerError
 from cauri.kit.wording import status_word
 from cauri.staff.roles import ROLE_NAMES_FR, Permission, allows
 from cauri.web.rendering import format_amount
@@ -35,7 +35,12 @@ ERROR_TITLES = {
     404: "Page introuvable",
     422: "Demande invalide",
     429: "Trop de tentatives",
+    500: "Erreur interne",
 }
+CRASHED = (
+    "Une erreur interne est survenue : rien n'a été enregistré. Réessayez ; si elle revient, "
+    "signalez-la avec l'heure."
+)
 
 
 @dataclass(frozen=True)
@@ -159,6 +164,11 @@ class ConsoleRoute(UnitOfWorkRoute):
                 response = error_page(request, error)
             except RequestValidationError as invalid:
                 response = error_page(request, validation_error(invalid))
+            except Exception as crash:
+                # A person gets a page, not the API's envelope (the unit of work has rolled
+                # back); the crash is logged whole, as the API's are.
+                log_crash(request.url.path, crash)
+                response = error_page(request, ServerError(CRASHED))
             response.headers.update(SECURITY_HEADERS)
             return response
 

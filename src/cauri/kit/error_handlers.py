@@ -51,10 +51,15 @@ def render(error: CauriError) -> JSONResponse:
     return JSONResponse(error.envelope(), status_code=error.http_status, headers=error.headers)
 
 
+def log_crash(path: str | None, exc: BaseException) -> None:
+    """A crash, logged whole (with the request id bound by the caller); nothing of it is
+    for the client."""
+    log.exception("http.unhandled_error", path=path, exc_info=exc)
+
+
 async def crashed(scope: Scope, receive: Receive, send: Send, exc: Exception) -> None:
-    """A crash: logged whole (with the request id bound by the caller), answered with a bare
-    500 envelope so that nothing of the exception reaches the client."""
-    log.exception("http.unhandled_error", path=scope.get("path"), exc_info=exc)
+    """A crash: logged, answered with a bare 500 envelope."""
+    log_crash(scope.get("path"), exc)
     await render(ServerError())(scope, receive, send)
 
 
