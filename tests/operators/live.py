@@ -55,8 +55,10 @@ async def connect(
 
 async def callbacks_received(runtime: Runtime, count: int = 1) -> None:
     """Waits until the callback server recorded `count` notices (the fake sends them from
-    its own thread), then lets the hint's status query fall due for the test's clock."""
-    async with asyncio.timeout(15):
+    its own thread, and retries a refused or lost one after 1, 2, 4… s: on a loaded machine
+    15 s were once not enough), then lets the hint's status query fall due for the test's
+    clock."""
+    async with asyncio.timeout(60):
         # Another thread writes the rows: no Event can carry that.
         while await callback_count(runtime) < count:  # noqa: ASYNC110
             await asyncio.sleep(0.05)
