@@ -30,7 +30,7 @@ _CONNECTION_LOST = (
 async def test_parameters_are_processed_as_through_the_session(runtime: Runtime) -> None:
     document = {"nom": "Awa", "montant": 1500, "liste": [1, None]}
     async with runtime.sessionmaker() as session:
-        raw = await _DOCUMENT.fetchval(session, {"doc": document})
+        [raw] = await _DOCUMENT.fetchrow(session, {"doc": document})
         through = await session.scalar(_DOCUMENT_STATEMENT, {"doc": document})
     assert raw == through == document
 
@@ -47,23 +47,23 @@ async def test_inside_the_sessions_transaction_once_begun_else_autocommit(
     runtime: Runtime,
 ) -> None:
     async with runtime.sessionmaker() as session:
-        await _WRITE.fetchval(session, {"n": 1})  # nothing has begun: kept at once
+        await _WRITE.fetchrow(session, {"n": 1})  # nothing has begun: kept at once
         await session.rollback()
     async with runtime.sessionmaker() as session:
         await session.execute(text("SELECT 1"))  # the session's transaction begins
-        await _WRITE.fetchval(session, {"n": 2})
+        await _WRITE.fetchrow(session, {"n": 2})
         await session.rollback()  # takes the write with it
     assert await scalar(runtime, "SELECT array_agg(n) FROM prepared_probe") == [1]
 
 
 async def test_a_dead_connection_is_not_put_back_in_the_pool(runtime: Runtime) -> None:
     async with runtime.sessionmaker() as session:
-        pid = await _BACKEND.fetchval(session, {})
+        [pid] = await _BACKEND.fetchrow(session, {})
         async with runtime.sessionmaker() as other:
             await other.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
             await other.commit()
         with pytest.raises(_CONNECTION_LOST):
-            await _BACKEND.fetchval(session, {})
+            await _BACKEND.fetchrow(session, {})
     for _ in range(3):  # whichever connection the pool hands out next works
         async with runtime.sessionmaker() as session:
-            assert await _BACKEND.fetchval(session, {}) != pid
+            assert (await _BACKEND.fetchrow(session, {}))[0] != pid

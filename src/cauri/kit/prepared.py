@@ -37,7 +37,7 @@ _ENDED_BY_THE_SERVER = (
 
 
 class Prepared:
-    """One statement, compiled once; `fetch`, `fetchrow`, `fetchval` run it."""
+    """One statement, compiled once; `fetch` and `fetchrow` run it."""
 
     def __init__(self, statement: ClauseElement) -> None:
         compiled = statement.compile(dialect=_DIALECT)
@@ -69,9 +69,6 @@ class Prepared:
     ) -> asyncpg.Record | None:
         row: asyncpg.Record | None = await self._run(session, "fetchrow", parameters)
         return row
-
-    async def fetchval(self, session: AsyncSession, parameters: Mapping[str, Any]) -> Any:
-        return await self._run(session, "fetchval", parameters)
 
     async def _run(self, session: AsyncSession, method: str, parameters: Mapping[str, Any]) -> Any:
         connection = await session.connection()
