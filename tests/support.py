@@ -6,8 +6,10 @@ import asyncio
 import dataclasses
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -16,6 +18,7 @@ from sqlalchemy import text
 
 from cauri.app import create_app
 from cauri.config import Settings
+from cauri.kit.clock import Clock, ManualClock, SystemClock
 from cauri.kit.db import unit_of_work
 from cauri.merchants.service import merchants
 from cauri.runtime import Runtime
@@ -78,15 +81,35 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+class RunningClock:
+    """The test's clock, running: where the test has set it, plus the real time gone by
+    since. A served app reads it so that a test may place its data at an hour of its choosing
+    (away from midnight) and still have the app's clock move on its own as a server's does."""
+
+    def __init__(self, set_by_the_test: ManualClock) -> None:
+        self._set = set_by_the_test
+        self._started = time.monotonic()
+
+    def now(self) -> datetime:
+        return self._set.now() + timedelta(seconds=time.monotonic() - self._started)
+
+
 class ServerThread:
     """A real HTTP server of the app (on loopback unless `host` says), in its own thread and
     event loop, with its own engine (asyncpg pools belong to one loop). For browsers and other
     real clients."""
 
     def __init__(
-        self, settings: Settings, url: str, *, run_worker: bool = False, host: str = "127.0.0.1"
+        self,
+        settings: Settings,
+        url: str,
+        *,
+        run_worker: bool = False,
+        host: str = "127.0.0.1",
+        clock: Clock | None = None,
     ) -> None:
         self.host = host
+        self.clock = clock or SystemClock()
         self.port = free_port()
         self.base_url = f"http://{host}:{self.port}"
         self._settings = settings
@@ -96,7 +119,7 @@ class ServerThread:
         self._thread = threading.Thread(target=self._serve, daemon=True)
 
     def _serve(self) -> None:
-        runtime = Runtime.build(self._settings, url=self._url)
+        runtime = Runtime.build(self._settings, self.clock, url=self._url)
         app = create_app(runtime, run_worker=self._run_worker)
         config = uvicorn.Config(app, host=self.host, port=self.port, log_level="warning")
         self._server = uvicorn.Server(config)

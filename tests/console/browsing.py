@@ -30,6 +30,8 @@ async def submit_password(page: Page, server: ServerThread, member: Member, pass
 async def sign_in(page: Page, server: ServerThread, member: Member) -> None:
     await submit_password(page, server, member, member.password)
     if member.secret is not None:
-        await page.get_by_label("Code à six chiffres").fill(member.code(steps_ahead=1))
+        await page.get_by_label("Code à six chiffres").fill(
+            member.code(server.clock.now(), steps_ahead=1)
+        )
         await page.get_by_role("button", name="Valider").click()
     await expect(page.get_by_role("heading", level=1)).to_have_text("Vue d'ensemble")

@@ -15,9 +15,11 @@ from typing import Any
 import httpx
 import pyotp
 
+from cauri.kit.clock import Clock, SystemClock
 from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
 from cauri.staff import accounts, totp
+from tests.support import ServerThread
 
 PASSWORD = "correct horse battery staple"
 NEW_PASSWORD = "une phrase de passe neuve"  # what a one-time link's page is given
@@ -74,9 +76,20 @@ async def welcome_path(runtime: Runtime, email: str, at: datetime | None = None)
 class ConsoleClient:
     """A browser of the console without JavaScript: its cookies, its forms' CSRF tokens."""
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, clock: Clock | None = None) -> None:
+        """`clock`: the served app's, for the TOTP codes it will accept (the real time if
+        none is given)."""
         self.http = httpx.AsyncClient(base_url=base_url, timeout=30)
+        self.clock = clock or SystemClock()
         self.cookies: dict[str, str] = {}
+
+    @classmethod
+    def of(cls, server: ServerThread) -> ConsoleClient:
+        return cls(server.base_url, server.clock)
+
+    def another(self) -> ConsoleClient:
+        """Another person's client of the same console."""
+        return ConsoleClient(str(self.http.base_url), self.clock)
 
     async def __aenter__(self) -> ConsoleClient:
         return self
@@ -129,5 +142,5 @@ class ConsoleClient:
         assert answer.status_code == 303, answer.text
         if member.secret is not None:
             assert answer.headers["location"] == "/console/sign-in/code"
-            answer = await self.give_code(member.code(steps_ahead=1))
+            answer = await self.give_code(member.code(self.clock.now(), steps_ahead=1))
         assert answer.headers["location"] == "/console/", answer.text

@@ -16,5 +16,5 @@ from tests.web.conftest import server as server
 
 @pytest.fixture
 async def console(server: ServerThread) -> AsyncIterator[ConsoleClient]:
-    async with ConsoleClient(server.base_url) as client:
+    async with ConsoleClient.of(server) as client:
         yield client

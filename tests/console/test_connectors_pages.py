@@ -132,7 +132,7 @@ async def test_a_refused_account_is_not_kept_nor_its_secrets_shown(
 async def test_a_viewer_reads_the_lists_and_is_refused_every_form(
     console: ConsoleClient, runtime: Runtime, fake: MtnMomoFake
 ) -> None:
-    async with ConsoleClient(str(console.http.base_url)) as admin:
+    async with console.another() as admin:
         await signed_in(admin, runtime, "admin", "ali")
         await post_form(admin, LIST, LIST, _account_form(fake, SECRETS))
     await signed_in(console, runtime, "viewer", "vi")

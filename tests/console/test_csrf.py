@@ -38,7 +38,7 @@ async def test_sign_in_token_is_bound_to_its_cookie(
 ) -> None:
     """Someone else's valid pair does not pass with this browser's cookie."""
     member = await make_staff(runtime)
-    async with ConsoleClient(str(console.http.base_url)) as attacker:
+    async with console.another() as attacker:
         their_token = await attacker.csrf_of("/console/sign-in")
     await console.csrf_of("/console/sign-in")
     data = {"csrf": their_token, "email": member.email, "password": member.password}
@@ -55,7 +55,7 @@ async def test_sign_out_without_the_session_token_keeps_the_session(
     console: ConsoleClient, runtime: Runtime
 ) -> None:
     await console.signed_in_as(await make_staff(runtime))
-    async with ConsoleClient(str(console.http.base_url)) as other:
+    async with console.another() as other:
         form_token = await other.csrf_of("/console/sign-in")
     for data in ({}, {"csrf": "forged"}, {"csrf": form_token}):
         answer = await console.post("/console/sign-out", data)

@@ -30,6 +30,7 @@ from tests.staff.traffic import (
     REFUSED_NUMBER,
     Traffic,
     pay,
+    to_noon_tomorrow,
     traffic,
 )
 from tests.support import MerchantKeys, make_merchant, momo_body
@@ -72,7 +73,7 @@ async def test_overview_shows_todays_traffic_and_what_needs_someone(
     clock: ManualClock,
     console: ConsoleClient,
 ) -> None:
-    # Made now (the served app's clock is the real one): today's.
+    to_noon_tomorrow(clock)
     shop = await make_merchant(runtime, name="Boutique Awa")
     clock.advance(hours=-2)
     stuck = await pay(client, shop, phone_number=PENDING_NUMBER, external_id="stuck")
@@ -155,7 +156,7 @@ async def test_last_digits_are_a_support_lookup(
     client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock, server: Any
 ) -> None:
     seen = await traffic(client, runtime, clock)
-    async with ConsoleClient(server.base_url) as viewer:
+    async with ConsoleClient.of(server) as viewer:
         await _as(viewer, runtime, "viewer")
         form = await viewer.get("/console/payments")
         assert 'name="phone_digits"' not in form.text
@@ -165,7 +166,7 @@ async def test_last_digits_are_a_support_lookup(
             '<p class="alert" role="alert">Votre rôle (lecture seule) ne permet pas de '
             "rechercher des paiements.</p>" in refused.text
         )
-    async with ConsoleClient(server.base_url) as support:
+    async with ConsoleClient.of(server) as support:
         await _as(support, runtime, "support")
         found = await support.get(f"/console/payments?phone_digits={PENDING_NUMBER[-6:]}")
         assert _found(found, "payments") == [seen.pending["reference"]]
@@ -340,7 +341,7 @@ async def test_ledger_page_and_the_reconciliation_run(
     assert "exporter des données" in refused.text and "de exporter" not in refused.text
     assert await entries(runtime) == []
 
-    async with ConsoleClient(server.base_url) as finance:
+    async with ConsoleClient.of(server) as finance:
         await _as(finance, runtime, "finance")
         csrf = await finance.csrf_of("/console/ledger")
         ran = await finance.post("/console/ledger/check", {"csrf": csrf})
@@ -383,7 +384,7 @@ async def test_exports_are_for_finance_and_match_the_api(
     assert "exporter des données" in viewer_download.text
     assert 'href="/console/exports"' not in (await console.get("/console/")).text
 
-    async with ConsoleClient(server.base_url) as finance:
+    async with ConsoleClient.of(server) as finance:
         await _as(finance, runtime, "finance")
         form = await finance.get("/console/exports")
         assert form.status_code == 200 and 'href="/console/exports"' in form.text

@@ -21,7 +21,15 @@ from tests.console.screenshots import screenshot
 from tests.console.test_console_browser import csp_violations as csp_violations
 from tests.foundation.builders import open_live_mode
 from tests.payouts.builders import SUCCEEDS, set_limits, top_up
-from tests.staff.traffic import A_NUMBER, API, OTHER_NUMBER, PENDING_NUMBER, REFUSED_NUMBER, pay
+from tests.staff.traffic import (
+    A_NUMBER,
+    API,
+    OTHER_NUMBER,
+    PENDING_NUMBER,
+    REFUSED_NUMBER,
+    pay,
+    to_noon_tomorrow,
+)
 from tests.support import MerchantKeys, ServerThread, make_merchant
 
 pytestmark = pytest.mark.browser
@@ -31,8 +39,9 @@ async def _todays_traffic(
     client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock
 ) -> tuple[str, list[MerchantKeys]]:
     """Payments of two merchants in both modes, a refund, a payout held for approval, one
-    payment stuck pending: made now, the served app's today. Returns the payment paid from
+    payment stuck pending, all on one UTC day (tomorrow's). Returns the payment paid from
     A_NUMBER and the two merchants."""
+    to_noon_tomorrow(clock)
     open_live_mode(runtime)
     shop = await make_merchant(runtime, name="Boutique Awa")
     other = await make_merchant(runtime, name="Kiosque Koffi")

@@ -56,7 +56,7 @@ async def test_disabled_account_is_refused_and_its_sessions_die(
 ) -> None:
     member = await make_staff(runtime)
     await console.signed_in_as(member)
-    async with ConsoleClient(str(console.http.base_url)) as second:
+    async with console.another() as second:
         await second.signed_in_as(member)
         async with unit_of_work(runtime.sessionmaker) as session:
             await accounts.disable(session, member.email, runtime.clock.now())

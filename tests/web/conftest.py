@@ -12,7 +12,8 @@ import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
 from cauri.config import Settings
-from tests.support import ServerThread
+from cauri.kit.clock import ManualClock
+from tests.support import RunningClock, ServerThread
 from tests.web.receiver import ReturnPage
 
 CHROMIUM = "/usr/bin/chromium"
@@ -56,8 +57,8 @@ async def page(browser: Browser) -> AsyncIterator[Page]:
 
 
 @pytest.fixture
-def server(settings: Settings, database_url: str) -> Iterator[ServerThread]:
-    with ServerThread(settings, database_url) as server:
+def server(settings: Settings, database_url: str, clock: ManualClock) -> Iterator[ServerThread]:
+    with ServerThread(settings, database_url, clock=RunningClock(clock)) as server:
         yield server
 
 
