@@ -6,12 +6,13 @@ money is out is the row's `debited` answer (a held payout and one refused at ini
 never were).
 
 With an offline adapter (the test-mode simulator) the debit and the operator's first answer
-stand or fall together: the debit is written in a savepoint, the operator is asked, and a
-refusal rolls the savepoint back, so a refused disbursement leaves nothing taken (no debit
-and reversal pair either). Through an operator's network the call protocol holds no lock
-across the call (cauri.calls): the debit is committed with the row before the request
-leaves, and a refusal, then or later, is undone by the reverse movement; an unknown outcome
-keeps the money out until the operator's answer is known.
+stand or fall together: the adapter is asked first, a refusal writes no debit (no debit and
+reversal pair either), and an acceptance is applied with the debit written last, in the same
+transaction, so that the balance's row is locked for two statements and the commit.
+Through an operator's network the call protocol holds no lock across the call
+(cauri.calls): the debit is committed with the row before the request leaves, and a
+refusal, then or later, is undone by the reverse movement; an unknown outcome keeps the
+money out until the operator's answer is known.
 """
 
 from __future__ import annotations
@@ -127,13 +128,15 @@ class Flow(Generic[Row]):
 
     async def initiate(
         self, session: AsyncSession, runtime: Runtime, row: Row, finish: Finish
-    ) -> OperatorResult | None:
-        """Debits and sends. A balance that does not cover it is 402 insufficient_funds,
-        whatever the operator. Offline, returns the operator's answer once accepted (the row
-        is then debited, the answer for the caller to apply); a refusal, or no operator to
-        send through, is finished failed with nothing taken, then raised (`failure`).
-        Through a network, the answer is applied by the call protocol (None is returned);
-        a refusal is raised once the row is failed and re-credited."""
+    ) -> None:
+        """Debits, sends and applies the operator's first answer. A balance that does not
+        cover it is 402 insufficient_funds, whatever the operator (DESIGN: payout checks
+        order). Offline, the adapter is asked first: an acceptance is applied and the debit
+        written last, so that the balance's lock is held for the debit and the commit only
+        (the caller rolls everything back on insufficient_funds); a refusal, or no operator
+        to send through, is finished failed with nothing taken, then raised (`failure`).
+        Through a network, the answer is applied by the call protocol; a refusal is raised
+        once the row is failed and re-credited."""
         routed = await runtime.operators.route(session, row.operator, self.action, row.livemode)
         if routed is not None and not routed.adapter.decides_offline:
             route = Route(routed.connector, row.operator, self.action.value)
@@ -146,38 +149,20 @@ class Flow(Generic[Row]):
             else:
                 await self.debit(session, row, runtime.clock.now())
                 await self.send(session, runtime, routed, row)
-                return None
-        result = await self._debit_and_ask(session, runtime, routed, row)
-        if result is None:
-            await finish(Outcome.FAILED, "operator_unavailable")
-            raise self.failure(self.unavailable)
-        if result.outcome is Outcome.FAILED:
-            await finish(Outcome.FAILED, result.reason)
-            raise self.failure(self.refused)
-        return result
-
-    async def _debit_and_ask(
-        self, session: AsyncSession, runtime: Runtime, routed: Routed | None, row: Row
-    ) -> OperatorResult | None:
-        """Debits, then asks the offline adapter; on a refusal the debit is undone as if
-        never made. The balance is checked first (DESIGN: payout checks order): with no
-        adapter to send through (None returned), the debit is undone as for a refusal."""
-        # The row itself is not touched inside the savepoint: rolling it back would expire it.
-        savepoint = await session.begin_nested()
-        try:
-            await self._take(session, row, runtime.clock.now())
-            result = None
-            if routed is not None:
-                result = await requests.send(routed.adapter, self.action, self.request(row))
-        except BaseException:
-            await savepoint.rollback()
-            raise
+                return
+        result = None
+        if routed is not None:
+            result = await requests.send(routed.adapter, self.action, self.request(row))
         if result is None or result.outcome is Outcome.FAILED:
-            await savepoint.rollback()
-        else:
-            await savepoint.commit()
-            row.debited = True
-        return result
+            if not await movements.covers(session, self._disbursal(row)):
+                raise InsufficientFunds()
+            await finish(
+                Outcome.FAILED, "operator_unavailable" if result is None else result.reason
+            )
+            raise self.failure(self.unavailable if result is None else self.refused)
+        row.debited = True
+        await self.apply(session, runtime, row, result, finish)
+        await self._take(session, row, runtime.clock.now())
 
     async def send(self, session: AsyncSession, runtime: Runtime, routed: Routed, row: Row) -> None:
         """Sends a debited row through an operator's network (record → commit → call →

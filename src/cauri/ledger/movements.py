@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.ledger import accounts
 from cauri.ledger.accounts import Account
-from cauri.ledger.service import Entry, appendable, transfer
+from cauri.ledger.service import Entry, appendable, balance, transfer
 
 
 class Movement(StrEnum):
@@ -174,6 +174,12 @@ class Disbursal:
 async def disbursed(session: AsyncSession, disbursal: Disbursal, at: datetime) -> None:
     """Raises `Overdraft` (nothing written) when the source cannot cover it."""
     await _record(session, disbursal.movement, disbursal.reference, disbursal.entries(), at)
+
+
+async def covers(session: AsyncSession, disbursal: Disbursal) -> bool:
+    """Whether the source covers the disbursal now, read without a lock: for an answer that
+    moves no money (a refusal), which must still put a short balance first."""
+    return await balance(session, disbursal.source.account) >= disbursal.amount + disbursal.fee
 
 
 async def reversed_disbursal(session: AsyncSession, disbursal: Disbursal, at: datetime) -> None:

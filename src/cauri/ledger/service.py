@@ -63,18 +63,6 @@ _LOCK_ACCOUNTS = text(
     "SELECT code, balance FROM ledger_accounts WHERE code = ANY(CAST(:codes AS text[])) "
     'ORDER BY code COLLATE "C" FOR UPDATE'
 )
-_FOLD = text(
-    "WITH folded AS (UPDATE ledger_postings SET folded = true "
-    "WHERE account = ANY(CAST(:codes AS text[])) AND NOT folded RETURNING account, amount), "
-    "sums AS (SELECT account, sum(amount) AS delta FROM folded GROUP BY account) "
-    "UPDATE ledger_accounts a SET balance = a.balance + sums.delta FROM sums "
-    "WHERE a.code = sums.account RETURNING a.code, a.balance"
-)
-_DEBIT_HEAD = text(
-    "UPDATE ledger_accounts a SET balance = a.balance + d.amount "
-    "FROM unnest(CAST(:codes AS text[]), CAST(:amounts AS bigint[])) AS d(code, amount) "
-    "WHERE a.code = d.code"
-)
 
 
 def append_after(source: str | None) -> str:
@@ -100,6 +88,30 @@ def append_after(source: str | None) -> str:
 
 
 _APPEND = text(f"WITH {append_after(None)} SELECT transaction_id FROM postings LIMIT 1")  # noqa: S608
+
+# Under the locks `_LOCK_ACCOUNTS` took, so its snapshot holds every committed posting: fold
+# the accounts' unfolded postings, then, if every folded balance covers its debit, debit the
+# heads and append the transaction (its postings to the debited accounts already folded).
+# One UPDATE per head row: a row updated twice in one statement keeps only one change, so
+# the fold and the debit are one assignment. Not covered: the fold is kept (the balance is
+# unchanged), nothing is debited or appended. Returns each head's balance before the debit
+# and the transaction's id (None: not covered). `debited` runs unreferenced, as every
+# data-modifying CTE does.
+_FOLD_DEBIT_APPEND = text(
+    "WITH folded AS (UPDATE ledger_postings SET folded = true "  # noqa: S608
+    "WHERE account = ANY(CAST(:codes AS text[])) AND NOT folded RETURNING account, amount), "
+    "sums AS (SELECT account, sum(amount) AS delta FROM folded GROUP BY account), "
+    "heads AS (SELECT a.code, a.balance + coalesce(s.delta, 0) AS balance, d.amount "
+    "FROM unnest(CAST(:codes AS text[]), CAST(:amounts AS bigint[])) AS d(code, amount) "
+    "JOIN ledger_accounts a ON a.code = d.code LEFT JOIN sums s ON s.account = d.code), "
+    "covered AS (SELECT bool_and(balance + amount >= 0) AS ok FROM heads), "
+    "debited AS (UPDATE ledger_accounts a "
+    "SET balance = h.balance + CASE WHEN c.ok THEN h.amount ELSE 0 END "
+    "FROM heads h, covered c WHERE a.code = h.code RETURNING a.code), "
+    "gate AS (SELECT 1 FROM covered WHERE ok), "
+    f"{append_after('gate')} "
+    "SELECT h.code, h.balance, (SELECT transaction_id FROM postings LIMIT 1) FROM heads h"
+)
 
 
 def _parameters(
@@ -158,9 +170,10 @@ async def transfer(
     _check_balanced(entries)
     net = _net(entries)
     debits = {account: amount for account, amount in net.items() if amount < 0 and account.guarded}
+    parameters = _parameters(kind, reference, entries, at, set(debits))
     if debits:
-        await _debit(session, debits)
-    result = await session.execute(_APPEND, _parameters(kind, reference, entries, at, set(debits)))
+        return await _debit_and_append(session, debits, parameters)
+    result = await session.execute(_APPEND, parameters)
     return int(result.scalars().first() or 0)
 
 
@@ -171,25 +184,42 @@ def _net(entries: Sequence[Entry]) -> dict[Account, int]:
     return net
 
 
-async def _debit(session: AsyncSession, debits: dict[Account, int]) -> None:
+async def _debit_and_append(
+    session: AsyncSession, debits: dict[Account, int], parameters: dict[str, Any]
+) -> int:
+    """Two round trips under the lock: the lock, then the fold, debit and append."""
     accounts = sorted(debits)
     codes = [account.code for account in accounts]
+    if len(accounts) > 1:
+        # Several heads are all made before any is locked, so that they are locked in code
+        # order (no deadlock between two debits); one head is made only when missing.
+        await _ensure_heads(session, accounts)
+    locked = (await session.execute(_LOCK_ACCOUNTS, {"codes": codes})).all()
+    if len(locked) < len(codes):
+        await _ensure_heads(session, accounts)
+        await session.execute(_LOCK_ACCOUNTS, {"codes": codes})
+    result = await session.execute(
+        _FOLD_DEBIT_APPEND,
+        {**parameters, "codes": codes, "amounts": [debits[a] for a in accounts]},
+    )
+    rows = result.all()
+    transaction_id = rows[0][2]
+    if transaction_id is None:
+        balances: dict[str, int] = {code: int(balance) for code, balance, _ in rows}
+        short = next(a for a in accounts if balances[a.code] + debits[a] < 0)
+        raise Overdraft(short, balances[short.code], -debits[short])
+    return int(transaction_id)
+
+
+async def _ensure_heads(session: AsyncSession, accounts: Sequence[Account]) -> None:
     await session.execute(
         _ENSURE_ACCOUNTS,
         {
-            "codes": codes,
+            "codes": [a.code for a in accounts],
             "currencies": [a.currency for a in accounts],
             "livemodes": [a.livemode for a in accounts],
         },
     )
-    locked = await session.execute(_LOCK_ACCOUNTS, {"codes": codes})
-    balances: dict[str, int] = {code: balance for code, balance in locked}
-    folded = await session.execute(_FOLD, {"codes": codes})
-    balances.update({code: balance for code, balance in folded})
-    for account in accounts:
-        if balances[account.code] + debits[account] < 0:
-            raise Overdraft(account, balances[account.code], -debits[account])
-    await session.execute(_DEBIT_HEAD, {"codes": codes, "amounts": [debits[a] for a in accounts]})
 
 
 _BALANCES = text(

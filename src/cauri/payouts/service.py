@@ -236,10 +236,9 @@ class PayoutService:
             )
 
     async def _initiate(self, session: AsyncSession, runtime: Runtime, payout: Payout) -> None:
-        finish = partial(self._finish, session, runtime, payout)
-        result = await _FLOW.initiate(session, runtime, payout, finish)
-        if result is not None:
-            await _FLOW.apply(session, runtime, payout, result, finish)
+        await _FLOW.initiate(
+            session, runtime, payout, partial(self._finish, session, runtime, payout)
+        )
 
     async def _finish(
         self,

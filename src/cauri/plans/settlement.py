@@ -28,6 +28,7 @@ that instant, still actively pending, begins its expiry there (the expiry job ma
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from datetime import datetime
 from functools import partial
@@ -320,13 +321,10 @@ async def send_refund(
     """Debits the escrow and sends the refund. A refusal (or no operator to send it) is
     recorded, the plan failed with nothing taken, not raised: the refund starts in a job,
     which has no one to answer."""
-    finish = partial(_finish, session, runtime, plan, refund)
-    try:
-        result = await _FLOW.initiate(session, runtime, refund, finish)
-    except RefundFailed:
-        return
-    if result is not None:
-        await _FLOW.apply(session, runtime, refund, result, finish)
+    with contextlib.suppress(RefundFailed):
+        await _FLOW.initiate(
+            session, runtime, refund, partial(_finish, session, runtime, plan, refund)
+        )
 
 
 async def _finish(

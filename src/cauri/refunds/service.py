@@ -216,9 +216,7 @@ class RefundService:
         self, session: AsyncSession, runtime: Runtime, refund: Refund, payment: Payment
     ) -> None:
         finish = partial(self._finish, session, runtime, refund, payment)
-        result = await _FLOW.initiate(session, runtime, refund, finish)
-        if result is not None:
-            await _FLOW.apply(session, runtime, refund, result, finish)
+        await _FLOW.initiate(session, runtime, refund, finish)
 
     async def _finish(
         self,
