@@ -11,6 +11,7 @@ import pytest
 import structlog
 from structlog.testing import LogCapture
 
+from cauri.payments import endpoints
 from cauri.payments.service import payments
 from cauri.runtime import Runtime
 from tests.foundation.builders import API, app_with, client_of
@@ -184,22 +185,11 @@ async def test_crash_is_a_server_error_that_leaks_nothing(
     assert (await client.get(f"{API}/payments", headers=merchant.headers())).status_code == 200
 
 
-async def test_crash_rolls_back_the_request(
-    client: httpx.AsyncClient, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    merchant = await make_merchant(runtime)
-    # The payment, its money and its event are written by one statement (the simulator
-    # decides first): a crash right after it.
-    original = payments._record_decided
+STAYS_PENDING = "22997330002"  # the simulator leaves a number ending in 0002 pending
 
-    async def crash_after_insert(*args: Any, **kwargs: Any) -> Any:
-        await original(*args, **kwargs)
-        raise RuntimeError("operator adapter bug")
 
-    monkeypatch.setattr(payments, "_record_decided", crash_after_insert)
-    response = await client.post(f"{API}/payments", json=momo_body(), headers=merchant.headers())
-    assert_envelope(response, 500, "server_error")
-    # Nothing of the half-done payment survives: no row, no money, no event, no job.
+async def _nothing_left(runtime: Runtime) -> None:
+    """No row, no money, no event, no job."""
     left = await scalar(
         runtime,
         "SELECT json_build_object('payments', (SELECT count(*) FROM payments), "
@@ -207,6 +197,43 @@ async def test_crash_rolls_back_the_request(
         "'events', (SELECT count(*) FROM events), 'jobs', (SELECT count(*) FROM jobs))",
     )
     assert left == {"payments": 0, "postings": 0, "events": 0, "jobs": 0}
+
+
+async def test_crash_rolls_back_the_request(
+    client: httpx.AsyncClient, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    merchant = await make_merchant(runtime)
+    # A payment left pending is recorded, then sent, in the request's transaction: a crash
+    # once it is sent.
+    original = payments.initiate
+
+    async def crash_after_initiate(*args: Any, **kwargs: Any) -> Any:
+        await original(*args, **kwargs)
+        raise RuntimeError("operator adapter bug")
+
+    monkeypatch.setattr(payments, "initiate", crash_after_initiate)
+    response = await client.post(
+        f"{API}/payments", json=momo_body(phone_number=STAYS_PENDING), headers=merchant.headers()
+    )
+    assert_envelope(response, 500, "server_error")
+    await _nothing_left(runtime)
+
+
+async def test_a_decided_payments_answer_is_built_before_its_write(
+    client: httpx.AsyncClient, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    merchant = await make_merchant(runtime)
+    # Settled at once, the payment is written in one statement that commits as it runs
+    # (tests/payments/test_hot_path.py): its answer must already be built, so that a fault
+    # in it leaves nothing behind its 500.
+
+    def crash(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("rendering bug")
+
+    monkeypatch.setattr(endpoints, "payment_object", crash)
+    response = await client.post(f"{API}/payments", json=momo_body(), headers=merchant.headers())
+    assert_envelope(response, 500, "server_error")
+    await _nothing_left(runtime)
 
 
 async def test_crash_outside_the_unit_of_work(runtime: Runtime) -> None:

@@ -1,6 +1,6 @@
 """The payment hot path's round trips (DESIGN: Hot paths): a test payment that settles at
-once is inserted settled, with its money and its event, in one statement; never inserted
-pending and then updated."""
+once is inserted settled, with its money and its event, in one statement that commits as it
+runs (no BEGIN, no COMMIT); never inserted pending and then updated."""
 
 from __future__ import annotations
 
@@ -80,15 +80,14 @@ async def test_a_payment_settled_at_once_is_inserted_settled(
         response = await client.post(PAYMENTS, json=momo_body(), headers=merchant.headers())
     assert response.status_code == 201, response.text
     assert response.json()["data"]["status"] == "succeeded"
-    # Authentication and fee terms, read before any transaction, then the payment with its
-    # ledger transaction and its event in one statement, in the request's transaction.
+    # Authentication and fee terms, then the payment with its ledger transaction and its
+    # event in one statement: three round trips, no transaction opened or committed.
     assert seen.asyncpg == [
         "SELECT api_keys.livemode, api_keys.expires_at,",
         "SELECT m.mode, coalesce(r.percent,",
-        "BEGIN;",
-        "COMMIT;",
+        "WITH pay AS",
     ]
-    assert seen.session == ["WITH pay AS"]
+    assert seen.session == []
     reference = response.json()["data"]["reference"]
     assert await scalar(runtime, "SELECT count(*) FROM payments") == 1
     recorded = (
@@ -110,7 +109,7 @@ async def test_a_replay_writes_nothing_more(client: httpx.AsyncClient, runtime: 
     assert again.status_code == 200, again.text
     assert again.json()["data"] == first.json()["data"]
     # The one statement found the external_id taken: no second row, money or event.
-    assert "WITH pay AS" in seen.session
+    assert "WITH pay AS" in seen.asyncpg
     for table in ("payments", "ledger_transactions", "events"):
         assert await scalar(runtime, f"SELECT count(*) FROM {table}") == 1, table  # noqa: S608
 
@@ -129,7 +128,7 @@ async def test_the_event_its_delivery_and_its_job_take_one_statement(
         response = await client.post(PAYMENTS, json=momo_body(), headers=merchant.headers())
     assert response.status_code == 201, response.text
     # A payment with somewhere to notify costs no more statements than one without.
-    assert seen.session == ["WITH pay AS"] and len(seen.asyncpg) == 4, seen
+    assert seen.session == [] and len(seen.asyncpg) == 3, seen
     # The delivery's first attempt is queued in the event's transaction, as the worker
     # queues any job: its lane, its endpoint's group, its payload.
     job = await row(
@@ -181,7 +180,7 @@ async def test_a_refusal_at_initiation_is_inserted_failed(
         )
     assert response.status_code == 402, response.text
     # The failed payment and its event are kept, in one statement, with no ledger movement.
-    assert seen.session == ["WITH pay AS"], seen
+    assert seen.session == [] and seen.asyncpg[-1] == "WITH pay AS", seen
     assert not [s for s in seen.all() if s.startswith("UPDATE")], seen
     listed = await client.get(PAYMENTS, headers=merchant.headers())
     assert [p["status"] for p in listed.json()["data"]] == ["failed"]

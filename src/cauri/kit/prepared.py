@@ -1,19 +1,20 @@
-"""Reads of the hot path run as asyncpg prepared statements on the session's own connection,
-past SQLAlchemy's execution machinery.
+"""Statements of the hot path run as asyncpg prepared statements on the session's own
+connection, past SQLAlchemy's execution machinery.
 
 Why: through the session, every statement costs about 100 µs of Python above asyncpg's
 prepared statement (parameters built and processed, the compiled cache looked up, a cursor
 and a result wrapped, greenlet switches). Every request reads its key, and a payment its
-fee terms: two statements of three on a test payment's path.
+fee terms; a test payment settled at once is then one more statement.
 
 What stays true: the statement is SQLAlchemy's, compiled once for asyncpg, and its
 parameters go through the same bind processors (JSON serialized as SQLAlchemy does). It
 runs on the connection the session holds: inside the session's transaction when one has
 begun (a caller that has written, a test's transaction), else on its own, before any BEGIN
 (the session's first statement through SQLAlchemy opens the transaction, as it would have).
-So: reads that need no snapshot shared with the request's other statements. Writes stay in
-the session's transaction, where a crash before the answer leaves nothing: a 500 may be
-retried (spec: Errors), so it must mean that nothing was done.
+So: reads that need no snapshot shared with the request's other statements, and a write
+only as a route's last step, one statement atomic on its own, with the answer built before
+it (cauri.payments.service: a 500 may be retried, spec: Errors, so it must mean that
+nothing was done).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from cauri.kit.openapi import ListEnvelope, answers
 from cauri.kit.pagination import PageDep, listing
 from cauri.kit.period import PeriodDep
 from cauri.merchants.auth import CallerDep
+from cauri.models import Payment
 from cauri.operators.protocol import Outcome
 from cauri.payments.schemas import (
     PaymentCreate,
@@ -47,9 +48,12 @@ async def create_payment(
     already `succeeded`; refused at once: 402 and the payment is `failed`); a card returns
     `payment_url`, the hosted page to send the customer to. With an `external_id` already
     used, the payment created then is returned (200)."""
-    payment, created = await payments.create(
-        session, runtime, caller, body, public_base_url(request, runtime)
+    return await payments.create(
+        session, runtime, caller, body, public_base_url(request, runtime), _created_or_replayed
     )
+
+
+def _created_or_replayed(payment: Payment, created: bool) -> JSONResponse:
     return JSONResponse(ok(payment_object(payment)), status_code=201 if created else 200)
 
 

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import Table, TextClause, bindparam, select, text
 from sqlalchemy.dialects.postgresql import insert
@@ -20,6 +20,7 @@ from cauri.events import service as events
 from cauri.kit.errors import Conflict, InvalidRequest, NotFound, PaymentFailed, ServerError
 from cauri.kit.ids import parse_uuid, short_identifier
 from cauri.kit.pagination import Page, paginate
+from cauri.kit.prepared import Prepared
 from cauri.kit.wording import status_word
 from cauri.ledger import movements
 from cauri.ledger import service as ledger_service
@@ -141,7 +142,7 @@ def _decided(*, with_money: bool) -> TextClause:
 # The ORM attribute of each column whose name differs (`metadata` is taken on a mapped class).
 _ATTRIBUTES = {"metadata": "metadata_"}
 
-_DECIDED = {True: _decided(with_money=True), False: _decided(with_money=False)}
+_DECIDED = {True: Prepared(_decided(with_money=True)), False: Prepared(_decided(with_money=False))}
 
 
 def _payment_url(base_url: str | None, payment_id: uuid.UUID) -> str:
@@ -157,6 +158,10 @@ def _payment_url(base_url: str | None, payment_id: uuid.UUID) -> str:
 # that payments need not know plans).
 InstalmentSettled = Callable[[AsyncSession, Runtime, Payment, Outcome], Awaitable[None]]
 
+Answer = TypeVar("Answer")
+# What the caller answers with a payment and whether it was created, built before the write.
+Reply = Callable[[Payment, bool], Answer]
+
 
 class PaymentService:
     instalment_settled: InstalmentSettled | None = None
@@ -168,35 +173,37 @@ class PaymentService:
         caller: Caller,
         body: PaymentCreate,
         base_url: str | None,
-    ) -> tuple[Payment, bool]:
-        """Returns the payment and whether it was created (False: an idempotent replay)."""
+        reply: Reply[Answer],
+    ) -> Answer:
+        """The caller's answer, `reply(payment, created)` (created False: an idempotent
+        replay). A payment its operator decided offline is written in one statement past
+        the request's transaction, as the route's last step: its answer is built before it,
+        so that a crash (a 500, which may be retried: spec) can only come before the write."""
         priced = await self.price(session, runtime, caller, body)
         payment_id = uuid.uuid4()
         answer = await self._ask_offline(runtime, caller, priced, payment_id, body.otp)
         if answer is not None and answer.outcome is not Outcome.PENDING:
-            created = await self._record_decided(
-                session, runtime, caller, body, priced, base_url, payment_id, answer
+            return await self._record_decided(
+                session, runtime, caller, body, priced, base_url, payment_id, answer, reply
             )
-        else:
-            created = await self.record(
-                session,
-                runtime,
-                caller,
-                body,
-                priced,
-                base_url,
-                description=body.description,
-                external_id=body.external_id,
-                payment_id=payment_id,
-                answer=answer,
-            )
-            if created is not None:
-                await self.initiate(session, runtime, created, otp=body.otp, answer=answer)
+        created = await self.record(
+            session,
+            runtime,
+            caller,
+            body,
+            priced,
+            base_url,
+            description=body.description,
+            external_id=body.external_id,
+            payment_id=payment_id,
+            answer=answer,
+        )
         if created is None:
-            return await self.get(session, caller, body.external_id or ""), False
+            return reply(await self.get(session, caller, body.external_id or ""), False)
+        await self.initiate(session, runtime, created, otp=body.otp, answer=answer)
         if created.status == Outcome.FAILED:
             raise PaymentFailed()
-        return created, True
+        return reply(created, True)
 
     async def _record_decided(
         self,
@@ -208,10 +215,12 @@ class PaymentService:
         base_url: str | None,
         payment_id: uuid.UUID,
         answer: OperatorResult,
-    ) -> Payment | None:
+        reply: Reply[Answer],
+    ) -> Answer:
         """`record` then `initiate` of a payment whose operator decided before it was
-        recorded, in one statement (see `_DECIDED`): the same row, money and event. None
-        when `external_id` is already taken (then nothing is written)."""
+        recorded, in one statement (see `_DECIDED`): the same row, money and event. Written
+        last, after its answer is built (see `create`); nothing is written when
+        `external_id` is already taken, and the first payment is the answer."""
         values = self._values(
             runtime,
             caller,
@@ -245,10 +254,14 @@ class PaymentService:
                 reference=str(payment_id),
                 at=decided.updated_at,
             )
-        # Through the session, in the request's transaction, although it is one statement:
-        # a crash before the answer must leave nothing, since a 500 may be retried (spec).
-        written = await session.scalar(_DECIDED[succeeded], parameters)
-        return decided if written is not None else None
+        answered = reply(decided, True)
+        # One statement, atomic on its own: outside a transaction (none has begun on this
+        # path) it commits as it runs, with no BEGIN or COMMIT round trip.
+        if await _DECIDED[succeeded].fetchrow(session, parameters) is None:
+            return reply(await self.get(session, caller, body.external_id or ""), False)
+        if not succeeded:
+            raise PaymentFailed()  # keeps its writes: the payment is recorded failed
+        return answered
 
     async def _ask_offline(
         self,
