@@ -104,7 +104,9 @@ _FOLD_DEBIT_APPEND = text(
     "heads AS (SELECT a.code, a.balance + coalesce(s.delta, 0) AS balance, d.amount "
     "FROM unnest(CAST(:codes AS text[]), CAST(:amounts AS bigint[])) AS d(code, amount) "
     "JOIN ledger_accounts a ON a.code = d.code LEFT JOIN sums s ON s.account = d.code), "
-    "covered AS (SELECT bool_and(balance + amount >= 0) AS ok FROM heads), "
+    # Every head found, none short: a missing head must not pass as covered.
+    "covered AS (SELECT bool_and(balance + amount >= 0) "
+    "AND count(*) = cardinality(CAST(:codes AS text[])) AS ok FROM heads), "
     "debited AS (UPDATE ledger_accounts a "
     "SET balance = h.balance + CASE WHEN c.ok THEN h.amount ELSE 0 END "
     "FROM heads h, covered c WHERE a.code = h.code RETURNING a.code), "
