@@ -127,7 +127,9 @@ class ServerThread:
 
     def __enter__(self) -> ServerThread:
         self._thread.start()
-        _wait_until(lambda: self._server is not None and self._server.started)
+        # 15 s were once not enough on a loaded CI machine (the app and its engine built and
+        # uvicorn started in a thread that shares two cores with the rest of the suite).
+        _wait_until(lambda: self._server is not None and self._server.started, timeout=60)
         return self
 
     def __exit__(self, *_: object) -> None:
