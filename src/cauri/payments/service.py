@@ -199,11 +199,17 @@ class PaymentService:
             answer=answer,
         )
         if created is None:
-            return reply(await self.get(session, caller, body.external_id or ""), False)
+            return await self._replayed(session, caller, body, reply)
         await self.initiate(session, runtime, created, otp=body.otp, answer=answer)
         if created.status == Outcome.FAILED:
             raise PaymentFailed()
         return reply(created, True)
+
+    async def _replayed(
+        self, session: AsyncSession, caller: Caller, body: PaymentCreate, reply: Reply[Answer]
+    ) -> Answer:
+        """The answer to a replay: the payment first made under the same `external_id`."""
+        return reply(await self.get(session, caller, body.external_id or ""), False)
 
     async def _record_decided(
         self,
@@ -258,7 +264,7 @@ class PaymentService:
         # One statement, atomic on its own: outside a transaction (none has begun on this
         # path) it commits as it runs, with no BEGIN or COMMIT round trip.
         if await _DECIDED[succeeded].fetchrow(session, parameters) is None:
-            return reply(await self.get(session, caller, body.external_id or ""), False)
+            return await self._replayed(session, caller, body, reply)
         if not succeeded:
             raise PaymentFailed()  # keeps its writes: the payment is recorded failed
         return answered
