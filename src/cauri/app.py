@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -100,4 +101,10 @@ def create_app_from_env() -> FastAPI:
     """Factory for `uvicorn --factory` (one per server process)."""
     settings = get_settings()
     configure_logging(settings.log_json)
-    return create_app(Runtime.build(settings), run_worker=settings.run_worker)
+    app = create_app(Runtime.build(settings), run_worker=settings.run_worker)
+    # What is made by now (modules, routes, models, validators) lives as long as the process:
+    # left to the collector, every full collection walks it all again, a pause of the whole
+    # process, and of every request in it, each time (bench/README.md, 2026-11-26).
+    gc.collect()
+    gc.freeze()
+    return app

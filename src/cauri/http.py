@@ -9,6 +9,7 @@ from fastapi import Depends, Request, Response
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 from starlette.exceptions import HTTPException
 
 from cauri.kit import strict_json
@@ -105,20 +106,36 @@ class UnitOfWorkRoute(APIRoute):
                 if self.body_field is None:
                     await refuse_unexpected_body(request)
             runtime: Runtime = request.app.state.runtime
-            async with runtime.sessionmaker() as session:
-                request.state.session = session
-                try:
-                    response = await _run(handler, request)
-                except CauriError as error:
-                    await (session.commit() if error.keeps_writes else session.rollback())
-                    raise
-                except BaseException:
-                    await session.rollback()
-                    raise
-                await session.commit()
-                return response
+            session = runtime.sessionmaker()
+            request.state.session = session
+            try:
+                response = await _run(handler, request)
+            except CauriError as error:
+                await _ended(session, error.keeps_writes)
+                raise
+            except BaseException:
+                await _ended(session, False)
+                raise
+            await _ended(session, True)
+            return response
 
         return handle
+
+
+async def _ended(session: AsyncSession, keep: bool) -> None:
+    """Commits or rolls back, then closes: in one hand-off to SQLAlchemy's greenlet (the
+    commit, then the session's `async with`, took two and a task). The close is the
+    greenlet's `finally`: it runs when the commit fails, and when the request is cancelled
+    during the commit (the cancellation is thrown into the greenlet, which closes before
+    the cancellation goes on), so the connection always goes back to the pool."""
+    await session.run_sync(_then_closed, Session.commit if keep else Session.rollback)
+
+
+def _then_closed(session: Session, end: Callable[[Session], None]) -> None:
+    try:
+        end(session)
+    finally:
+        session.close()
 
 
 # Coroutines, though they await nothing: FastAPI runs a plain function dependency in its

@@ -5,6 +5,8 @@ instead of going back to the pool."""
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
+
 import asyncpg
 import pytest
 from sqlalchemy import bindparam, text
@@ -67,3 +69,17 @@ async def test_a_dead_connection_is_not_put_back_in_the_pool(runtime: Runtime) -
     for _ in range(3):  # whichever connection the pool hands out next works
         async with runtime.sessionmaker() as session:
             assert (await _BACKEND.fetchrow(session, {}))[0] != pid
+
+
+async def test_the_connection_is_the_one_the_session_holds_now(runtime: Runtime) -> None:
+    async with runtime.sessionmaker() as session, AsyncExitStack() as others:
+        [first] = await _BACKEND.fetchrow(session, {})
+        await session.commit()  # its connection goes back to the pool...
+        for _ in range(20):  # ...and other sessions take the pool's until one holds it
+            other = await others.enter_async_context(runtime.sessionmaker())
+            if await other.scalar(text("SELECT pg_backend_pid()")) == first:
+                break
+        else:
+            pytest.fail("the pool never handed the connection out again")
+        [later] = await _BACKEND.fetchrow(session, {})
+        assert later == await session.scalar(text("SELECT pg_backend_pid()")) != first

@@ -16,8 +16,8 @@ registry, so that every app, in tests too, counts apart.
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections.abc import Sequence
 
 import structlog
@@ -104,7 +104,7 @@ class AccessMiddleware:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        request_id = Clean(uuid.uuid4().hex)
+        request_id = Clean(os.urandom(16).hex())
         structlog.contextvars.bind_contextvars(request_id=request_id)
         tags = [(b"x-request-id", request_id.encode()), NOSNIFF]
         status = 0  # no response started yet

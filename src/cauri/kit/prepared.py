@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.sql.compiler import SQLCompiler
 
 _DIALECT = asyncpg_dialect.dialect()  # type: ignore[no-untyped-call]
+_HELD = "cauri.prepared.held"
 # The server ended the connection (shut down, restarted, the backend terminated).
 _ENDED_BY_THE_SERVER = (
     asyncpg.PostgresConnectionError,
@@ -72,23 +73,37 @@ class Prepared:
         return row
 
     async def _run(self, session: AsyncSession, method: str, parameters: Mapping[str, Any]) -> Any:
-        connection = await session.connection()
-        driver: asyncpg.Connection = (await connection.get_raw_connection()).driver_connection
+        connection, driver = await _held(session)
         arguments = self._arguments(parameters)
         try:
             return await getattr(driver, method)(self.sql, *arguments)
         except asyncpg.PostgresError as error:
             if isinstance(error, _ENDED_BY_THE_SERVER):
-                await _thrown_away(connection)
+                await _thrown_away(session, connection)
             raise
         except Exception:
             # Failing on the client's side (the socket, the protocol's state): the
             # connection cannot be trusted with another statement.
-            await _thrown_away(connection)
+            await _thrown_away(session, connection)
             raise
 
 
-async def _thrown_away(connection: AsyncConnection) -> None:
+async def _held(session: AsyncSession) -> tuple[AsyncConnection, asyncpg.Connection]:
+    """The connection the session holds, and asyncpg's under it. Asked of SQLAlchemy once
+    per transaction of the session (each ask is two greenlet hand-offs): the session keeps
+    one connection until its transaction ends, and the next transaction may hold another."""
+    transaction = session.sync_session.get_transaction()
+    held = session.info.get(_HELD)
+    if transaction is not None and held is not None and held[0] is transaction:
+        return held[1], held[2]
+    connection = await session.connection()
+    driver: asyncpg.Connection = (await connection.get_raw_connection()).driver_connection
+    session.info[_HELD] = (session.sync_session.get_transaction(), connection, driver)
+    return connection, driver
+
+
+async def _thrown_away(session: AsyncSession, connection: AsyncConnection) -> None:
     """What SQLAlchemy does when a statement of its own finds the connection dead: closed
     and dropped from the pool, not put back for the next request to fail on."""
+    session.info.pop(_HELD, None)
     await connection.invalidate()
