@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -17,7 +16,7 @@ from cauri.config import get_settings
 from cauri.console import site as console
 from cauri.events.endpoints import router as events_router
 from cauri.health.endpoints import router as health_router
-from cauri.kit import error_handlers
+from cauri.kit import collector, error_handlers
 from cauri.kit.access import AccessMiddleware, HttpMetrics
 from cauri.kit.body_limit import BodyLimitMiddleware
 from cauri.kit.logging import configure as configure_logging
@@ -102,9 +101,5 @@ def create_app_from_env() -> FastAPI:
     settings = get_settings()
     configure_logging(settings.log_json)
     app = create_app(Runtime.build(settings), run_worker=settings.run_worker)
-    # What is made by now (modules, routes, models, validators) lives as long as the process:
-    # left to the collector, every full collection walks it all again, a pause of the whole
-    # process, and of every request in it, each time (bench/README.md, 2026-11-26).
-    gc.collect()
-    gc.freeze()
+    collector.spare_what_lives_on()
     return app

@@ -51,6 +51,11 @@ async def test_absent_or_malformed_header_is_unauthorized(
         else {"Authorization": authorization.format(key=merchant.test_key)}
     )
     assert_error(await client.get(f"{API}/payments", headers=headers), 401, "unauthorized")
+    # A new payment's key is read with the fee terms of its mode (merchants.auth): the same
+    # refusal, whether the body names a known mode or not.
+    for body in (momo_body(), momo_body(operator="nobody")):
+        created = await client.post(f"{API}/payments", json=body, headers=headers)
+        assert_error(created, 401, "unauthorized")
 
 
 @pytest.mark.parametrize(
@@ -72,6 +77,9 @@ async def test_invalid_key_is_unauthorized(
     assert callable(make_key)
     headers = {"Authorization": f"Bearer {make_key(merchant.test_key)}"}
     assert_error(await client.get(f"{API}/payments", headers=headers), 401, "unauthorized")
+    created = await client.post(f"{API}/payments", json=momo_body(), headers=headers)
+    assert_error(created, 401, "unauthorized")
+    assert await scalar(runtime, "SELECT count(*) FROM payments") == 0
     # The genuine key still works: the refusal is about the key, not the account.
     assert (await client.get(f"{API}/payments", headers=merchant.headers())).status_code == 200
 

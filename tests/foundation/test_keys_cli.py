@@ -18,7 +18,7 @@ from cauri.kit.errors import NotFound
 from cauri.merchants.service import merchants
 from cauri.runtime import Runtime
 from tests.foundation.builders import API, run_cli
-from tests.support import ServerThread, assert_error, make_merchant, scalar
+from tests.support import ServerThread, assert_error, make_merchant, momo_body, scalar
 
 FIELDS = {"id", "mode", "hint", "created_at", "expires_at", "revoked_at"}
 
@@ -92,6 +92,10 @@ async def test_keys_revoke_holds_at_once_on_a_running_server(
 
             refused = await client.get(f"{API}/payments", headers=bearer(merchant.test_key))
             assert_error(refused, 401, "unauthorized")
+            paying = await client.post(
+                f"{API}/payments", json=momo_body(), headers=bearer(merchant.test_key)
+            )
+            assert_error(paying, 401, "unauthorized")
             assert await status_of(client, merchant.live_key) == 200
 
             again = await run_cli(database_url, "keys", "revoke", str(test_key_id), "--json")

@@ -33,6 +33,7 @@ from cauri.cli.settings import platform_row, settings_show
 from cauri.cli.staff import staff_cli
 from cauri.cli.webhooks import webhooks_cli
 from cauri.config import get_settings
+from cauri.kit import collector
 from cauri.kit import migrate as migrations
 from cauri.kit.db import database_url, unit_of_work
 from cauri.kit.embedded_pg import EmbeddedPostgresError
@@ -230,7 +231,9 @@ def run_worker() -> None:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         try:
-            await Worker(runtime, jobs.handlers()).run_forever(stop)
+            worker = Worker(runtime, jobs.handlers())
+            collector.spare_what_lives_on()
+            await worker.run_forever(stop)
         finally:
             await runtime.close()
 

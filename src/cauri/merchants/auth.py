@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
-from sqlalchemy import bindparam, select
+from sqlalchemy import text
 
 from cauri.http import RuntimeDep, SessionDep
-from cauri.kit.errors import KeyExpired, MerchantInactive, Unauthorized
+from cauri.kit.errors import CauriError, KeyExpired, MerchantInactive, Unauthorized
 from cauri.kit.prepared import Prepared
-from cauri.merchants import keys
-from cauri.models import ApiKey, Merchant
+from cauri.merchants import contract, keys
+from cauri.operators import catalogue
+from cauri.runtime import Runtime
 
 
 @dataclass(frozen=True)
@@ -23,24 +25,56 @@ class Caller:
 
 # Every request runs it: prepared once, run past the session's machinery (kit.prepared), a
 # read that opens no transaction.
-_CALLER = Prepared(
-    select(ApiKey.livemode, ApiKey.expires_at, ApiKey.revoked_at, Merchant.id, Merchant.status)
-    .join(Merchant, Merchant.id == ApiKey.merchant_id)
-    .where(ApiKey.key_hash == bindparam("digest"))
+_CALLER_SQL = (
+    "SELECT k.livemode, k.expires_at, k.revoked_at, m.id, m.status "
+    "FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.key_hash = :digest"
+)
+_CALLER = Prepared(text(_CALLER_SQL))
+# A new payment's: the key, and the fee terms of the mode its body names, in one round trip.
+_CALLER_AND_TERMS = Prepared(
+    text(
+        f"SELECT c.*, t.* FROM ({_CALLER_SQL}) AS c "  # noqa: S608 (constants only)
+        f"LEFT JOIN LATERAL ({contract.terms_sql('c.id')}) AS t ON true"
+    )
 )
 
 
 async def authenticate(request: Request, session: SessionDep, runtime: RuntimeDep) -> Caller:
+    digest = keys.digest(_presented_key(request))
+    return _checked(await _CALLER.fetchrow(session, {"digest": digest}), runtime)
+
+
+async def authenticate_payment(
+    request: Request, session: SessionDep, runtime: RuntimeDep
+) -> Caller:
+    """`authenticate`, for a new payment: the fee terms of the mode its body names are read
+    with the key, one round trip fewer on the hot path, and `contract.payment_terms` finds
+    them in the request's session. A body that names no known mode: the key alone."""
+    digest = keys.digest(_presented_key(request))
+    mode = await _named_mode(request)
+    if mode is None:
+        return _checked(await _CALLER.fetchrow(session, {"digest": digest}), runtime)
+    row = await _CALLER_AND_TERMS.fetchrow(session, {"digest": digest, "modes": [mode]})
+    caller = _checked(row, runtime)
+    assert row is not None  # _checked refuses an unknown key
+    contract.read_ahead(session, caller.merchant_id, contract.parsed_terms([tuple(row)[5:]]))
+    return caller
+
+
+def _presented_key(request: Request) -> str:
     scheme, _, key = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not key or " " in key.strip():
         raise Unauthorized()
     key = key.strip()
     if keys.livemode_of(key) is None:
         raise Unauthorized()
-    row = await _CALLER.fetchrow(session, {"digest": keys.digest(key)})
+    return key
+
+
+def _checked(row: Sequence[Any] | None, runtime: Runtime) -> Caller:
     if row is None:
         raise Unauthorized()
-    livemode, expires_at, revoked_at, merchant_id, status = row
+    livemode, expires_at, revoked_at, merchant_id, status = tuple(row)[:5]
     # Read on every request, never cached: a revocation holds on running servers at once.
     if revoked_at is not None:
         raise Unauthorized()
@@ -51,4 +85,17 @@ async def authenticate(request: Request, session: SessionDep, runtime: RuntimeDe
     return Caller(merchant_id, livemode)
 
 
+async def _named_mode(request: Request) -> str | None:
+    """The fee terms' name of the mode the body names, if it names a known one. A body
+    that cannot be read is refused in its place, after authentication."""
+    try:
+        body = await request.json()
+    except CauriError:
+        return None
+    operator = body.get("operator") if isinstance(body, dict) else None
+    mode = catalogue.find(operator) if isinstance(operator, str) else None
+    return None if mode is None else mode.operator.lower()
+
+
 CallerDep = Annotated[Caller, Depends(authenticate)]
+PaymentCallerDep = Annotated[Caller, Depends(authenticate_payment)]

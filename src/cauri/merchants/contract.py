@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -46,25 +47,31 @@ class Terms:
 
 # An account's rule for a mode is whole: when it exists, every part of it applies (its columns
 # are never null); without one, the platform's defaults for payments or for payouts apply.
-_TERMS = Prepared(
-    text(
-        "SELECT m.mode, coalesce(r.percent, d.percent, 0), coalesce(r.fixed, d.xof, 0), "
+# `merchant` is the SQL of the account's id: a parameter, or a column of a query around it.
+def terms_sql(merchant: str) -> str:
+    # `merchant` is Cauri's own SQL, never a caller's text.
+    return (
+        "SELECT m.mode, coalesce(r.percent, d.percent, 0), coalesce(r.fixed, d.xof, 0), "  # noqa: S608
         "       coalesce(r.fixed_eur, d.eur, 0), coalesce(r.fixed_usd, d.usd, 0), "
         "       coalesce(r.disabled, false), "
-        "       (SELECT fee_bearer FROM merchants WHERE id = :merchant_id) "
+        f"       (SELECT fee_bearer FROM merchants WHERE id = {merchant}) "
         "FROM unnest(CAST(:modes AS text[])) AS m(mode) "
         "LEFT JOIN (platform_settings s CROSS JOIN LATERAL (VALUES "
         "  ('payment', s.fee_percent, s.fee_fixed, s.fee_fixed_eur, s.fee_fixed_usd), "
         "  ('payout', s.payout_fee_percent, s.payout_fee_fixed, s.payout_fee_fixed_eur, "
         "   s.payout_fee_fixed_usd)) AS d(kind, percent, xof, eur, usd)) "
         "  ON s.id = 1 AND d.kind = CASE WHEN m.mode = 'payout' THEN 'payout' ELSE 'payment' END "
-        "LEFT JOIN fee_rules r ON r.merchant_id = :merchant_id AND r.mode = m.mode"
+        f"LEFT JOIN fee_rules r ON r.merchant_id = {merchant} AND r.mode = m.mode"
     )
-)
 
 
-async def _terms(session: AsyncSession, merchant_id: str, modes: list[str]) -> dict[str, Terms]:
-    rows = await _TERMS.fetch(session, {"merchant_id": merchant_id, "modes": modes})
+_TERMS = Prepared(text(terms_sql(":merchant_id")))
+# Terms read along with something else in the request (merchants.auth), kept for its session.
+_READ_AHEAD = "cauri.contract.read_ahead"
+
+
+def parsed_terms(rows: Iterable[Sequence[Any]]) -> dict[str, Terms]:
+    """The rows of `terms_sql`, by mode."""
     return {
         mode: Terms(
             Decimal(percent),
@@ -74,6 +81,16 @@ async def _terms(session: AsyncSession, merchant_id: str, modes: list[str]) -> d
         )
         for mode, percent, xof, eur, usd, disabled, bearer in rows
     }
+
+
+def read_ahead(session: AsyncSession, merchant_id: str, terms: Mapping[str, Terms]) -> None:
+    """Terms read in the request before they are needed, so that `payment_terms` does not
+    read them again; the request's session holds them, so they are never older than it."""
+    session.info[_READ_AHEAD] = {(merchant_id, mode): t for mode, t in terms.items()}
+
+
+async def _terms(session: AsyncSession, merchant_id: str, modes: list[str]) -> dict[str, Terms]:
+    return parsed_terms(await _TERMS.fetch(session, {"merchant_id": merchant_id, "modes": modes}))
 
 
 async def terms_for(session: AsyncSession, merchant_id: str, mode: str) -> Terms:
@@ -105,7 +122,9 @@ async def payment_terms(
     operators: OperatorRegistry,
 ) -> Terms:
     """The terms of one mode, or a 422 when the mode is not open to the account."""
-    terms = await terms_for(session, merchant_id, mode.operator.lower())
+    ahead: dict[tuple[str, str], Terms] = session.info.pop(_READ_AHEAD, {})
+    key = (merchant_id, mode.operator.lower())
+    terms = ahead[key] if key in ahead else await terms_for(session, *key)
     if terms.disabled or await operators.route(session, mode.operator, "collect", livemode) is None:
         raise InvalidRequest.field(
             "operator", f"Le moyen de paiement {mode.operator} n'est pas ouvert sur ce compte."

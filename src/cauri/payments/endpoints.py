@@ -11,7 +11,7 @@ from cauri.kit.errors import Conflict, NotFound, PaymentFailed
 from cauri.kit.openapi import ListEnvelope, answers
 from cauri.kit.pagination import PageDep, listing
 from cauri.kit.period import PeriodDep
-from cauri.merchants.auth import CallerDep
+from cauri.merchants.auth import CallerDep, PaymentCallerDep
 from cauri.models import Payment
 from cauri.operators.protocol import Outcome
 from cauri.payments.schemas import (
@@ -40,7 +40,7 @@ def public_base_url(request: Request, runtime: RuntimeDep) -> str | None:
 async def create_payment(
     body: PaymentCreate,
     request: Request,
-    caller: CallerDep,
+    caller: PaymentCallerDep,
     session: SessionDep,
     runtime: RuntimeDep,
 ) -> JSONResponse:
