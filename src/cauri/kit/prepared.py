@@ -3,8 +3,9 @@ connection, past SQLAlchemy's execution machinery.
 
 Why: through the session, every statement costs about 100 µs of Python above asyncpg's
 prepared statement (parameters built and processed, the compiled cache looked up, a cursor
-and a result wrapped, greenlet switches). Every request reads its key, and a payment its
-fee terms; a test payment settled at once is then one more statement.
+and a result wrapped, greenlet switches). Every request reads its key (a new payment, with
+the fee terms of its mode in the same statement); a test payment settled at once is then
+one more statement.
 
 What stays true: the statement is SQLAlchemy's, compiled once for asyncpg, and its
 parameters go through the same bind processors (JSON serialized as SQLAlchemy does). It
