@@ -1,5 +1,6 @@
 -- wrk script for POST /api/v1/payouts (bench/payouts.sh): test-mode payouts from one
--- merchant's balance (key $BENCH_KEY) to a third-party Mobile Money number ending in 0000,
+-- merchant's balance (key $BENCH_KEY), or from the balances of the merchants of the key file
+-- $BENCH_KEYS in turn (one key a line), to a third-party Mobile Money number ending in 0000,
 -- which the simulator pays at once (`succeeded` in the response). Each request carries an
 -- external_id of its own, `<$BENCH_RUN>-<thread>-<n>`, as a merchant retrying safely would
 -- send (spec: replaying POST /payouts is safe only with an external_id); $BENCH_RUN keeps
@@ -14,15 +15,29 @@ function setup(thread)
 end
 
 local path = "/api/v1/payouts"
-local headers = {}
+local signed = {}
+local turn = 1
 local prefix = ""
 local amount = 0
 local sent = 0
 paid, refused, other = 0, 0, 0
 
 function init(args)
-  local key = os.getenv("BENCH_KEY") or error("BENCH_KEY: the merchant's test key")
-  headers = { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. key }
+  local file = os.getenv("BENCH_KEYS")
+  local keys = {}
+  if file and file ~= "" then
+    for key in io.lines(file) do
+      if key ~= "" then keys[#keys + 1] = key end
+    end
+  else
+    keys[1] = os.getenv("BENCH_KEY") or error("BENCH_KEY or BENCH_KEYS: test key(s)")
+  end
+  for i, key in ipairs(keys) do
+    signed[i] = { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. key }
+  end
+  if #signed == 0 then error("no key in " .. file) end
+  -- Threads start at different keys, so that two threads do not pay from one balance in step.
+  turn = (math.floor(os.clock() * 1e6) % #signed) + 1
   prefix = (os.getenv("BENCH_RUN") or "run") .. "-" .. thread_number .. "-"
   amount = tonumber(os.getenv("BENCH_AMOUNT") or "1000")
 end
@@ -32,6 +47,8 @@ function request()
   local body = string.format(
     '{"amount": %d, "operator": "mtn", "phone_number": "22997000000", "external_id": "%s%d"}',
     amount, prefix, sent)
+  local headers = signed[turn]
+  turn = turn % #signed + 1
   return wrk.format("POST", path, headers, body)
 end
 

@@ -3,9 +3,10 @@
 # transaction (issue 13: >= 0.8 x, never overdrawn). See bench/README.md.
 #
 #   bench/payouts.sh            Cauri's POST /api/v1/payouts from one merchant (wrk), then
-#                               pgbench debiting one row, ROUNDS times; then a merchant whose
-#                               balance runs out during the run (most requests refused with
-#                               402 insufficient_funds); the ledger checks; ratios last
+#                               pgbench debiting one row, then payouts from MERCHANTS
+#                               merchants' balances in turn, ROUNDS times; then a merchant
+#                               whose balance runs out during the run (most requests refused
+#                               with 402 insufficient_funds); the ledger checks; ratios last
 #   bench/payouts.sh profile    py-spy on Cauri's server processes during one payouts run
 #   bench/payouts.sh trips      the SQL round trips of one payout, and those made while the
 #                               balance's row is locked (bench/payout_trips.py)
@@ -32,6 +33,7 @@ AMOUNT=${AMOUNT:-1000}                       # XOF the beneficiary receives, per
 PAYOUT_FEE_PERCENT=${PAYOUT_FEE_PERCENT:-1}  # a fee, so that a payout has three postings
 CREDIT=${CREDIT:-100000000}                  # the merchant's balance: never runs out
 SMALL_CREDIT=${SMALL_CREDIT:-101050}         # runs out: 100 payouts of 1,010, 50 left
+MERCHANTS=${MERCHANTS:-200}                  # the many balances' run (0: none)
 WEBHOOK_URL=${WEBHOOK_URL:-https://receiver.invalid/cauri}  # "" : no delivery, no job
 PGBENCH_ARGS=${PGBENCH_ARGS:--M prepared}
 CAURI_PORT=${CAURI_PORT:-8811}
@@ -84,6 +86,10 @@ setup() {
   "$BIN/cauri" merchants credit "$BIG_ID" --mode test --amount "$CREDIT" --reason bench >/dev/null
   "$BIN/cauri" merchants credit "$SMALL_ID" --mode test --amount "$SMALL_CREDIT" \
     --reason bench >/dev/null
+  : >"$WORK/many.keys"
+  if ((MERCHANTS > 0)); then
+    "$BIN/python" bench/seed_merchants.py "$MERCHANTS" "$CREDIT" >"$WORK/many.keys"
+  fi
   query "CREATE TABLE bench_one_row (id int PRIMARY KEY, balance bigint NOT NULL);
     INSERT INTO bench_one_row VALUES (1, 1000000000000)"
 }
@@ -94,7 +100,7 @@ serve() {
   CAURI_PID=$!
   wait_ready "$CAURI_PORT" /api/v1/payouts
   if [[ -n "$WEBHOOK_URL" ]]; then
-    for key in "$BIG_KEY" "$SMALL_KEY"; do
+    for key in "$BIG_KEY" "$SMALL_KEY" $(cat "$WORK/many.keys"); do
       curl -sf -X PUT -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
         -d "{\"url\": \"$WEBHOOK_URL\"}" \
         "http://127.0.0.1:$CAURI_PORT/api/v1/webhooks/endpoint" >/dev/null
@@ -102,18 +108,18 @@ serve() {
   fi
 }
 
-wrk_run() {  # key run duration: the RESULT line
-  BENCH_KEY="$1" BENCH_RUN="$2" BENCH_AMOUNT="$AMOUNT" wrk -t"$THREADS" -c"$CONNECTIONS" \
+wrk_run() {  # key run duration [key file]: the RESULT line
+  BENCH_KEY="$1" BENCH_RUN="$2" BENCH_AMOUNT="$AMOUNT" BENCH_KEYS="${4:-}" wrk -t"$THREADS" -c"$CONNECTIONS" \
     -d"$3" --timeout 10s --latency -s bench/payouts.lua "http://127.0.0.1:$CAURI_PORT" \
     | tee -a "$WORK/wrk.log" | grep '^RESULT'
 }
 
-measure_cauri() {  # variant round key
+measure_cauri() {  # variant round key [key file]
   local line server_before pg_before server_ticks pg_ticks requests
   server_before=$(ticks_of $(tree_of "$CAURI_PID"))
   pg_before=$(ticks_of $(backends))
   sampler_start "$WORK/sample.$1.$2"
-  line=$(wrk_run "$3" "$1-$2" "$DURATION")
+  line=$(wrk_run "$3" "$1-$2" "$DURATION" "${4:-}")
   server_ticks=$(spent "$server_before" "$(ticks_of $(tree_of "$CAURI_PID"))")
   pg_ticks=$(spent "$pg_before" "$(ticks_of $(backends))")
   requests=$(awk '{ split($2, kv, "="); print kv[2] }' <<<"$line")
@@ -194,6 +200,13 @@ compare() {
     measure_cauri one "$round" "$BIG_KEY"
     serve_stop
     measure_pgbench "$round"
+    if ((MERCHANTS > 0)); then
+      serve
+      echo "== round $round: $MERCHANTS merchants' balances in turn, warm-up $WARMUP, load $(load)"
+      wrk_run "" "warmup-many-$round" "$WARMUP" "$WORK/many.keys" >/dev/null
+      measure_cauri many "$round" "" "$WORK/many.keys"
+      serve_stop
+    fi
   done
   serve
   echo "== a balance that runs out: $SMALL_CREDIT XOF, load $(load)"
@@ -215,6 +228,9 @@ compare() {
       errors += field("other") + field("socket_errors") + field("refused")
       srv += field("server_cpu_ms"); cpg += field("pg_cpu_ms"); cw += field("lock_wait"); ci += field("idle_in_tx")
       rounds[nc] = field("paid") / field("seconds") }
+    $1 == "many" { m += field("paid") / field("seconds"); nm++; mp99 = mp99 sprintf(" %.1f", field("p99_ms"))
+      merrors += field("other") + field("socket_errors") + field("refused")
+      msrv += field("server_cpu_ms"); mpg += field("pg_cpu_ms") }
     $1 == "one-row" { b += field("tps"); nb++; bpg += field("pg_cpu_ms"); bcl += field("client_cpu_ms"); bw += field("lock_wait")
       base[nb] = field("tps") }
     $1 == "short" { short = sprintf("paid %d, refused %d (402), other %d, %.0f answers/s, p99 %.1f ms, server %.2f + PostgreSQL %.2f ms CPU per answer", \
@@ -227,7 +243,10 @@ compare() {
         srv / nc, cpg / nc, bcl / nb, bpg / nb
       printf "backends waiting for a lock (mean of samples): payouts %.1f of %d, pgbench %.1f; idle in a transaction (payouts): %.1f\n", \
         cw / nc, '"$CONNECTIONS"', bw / nb, ci / nc
+      if (nm) printf "payouts/s (%d balances in turn): %.0f (p99 ms:%s), answers other than 201: %d; CPU ms per payout: server %.2f + PostgreSQL %.2f\n", \
+        '"$MERCHANTS"', m / nm, mp99, merrors, msrv / nm, mpg / nm
       printf "balance that runs out: %s\n", short
+      if (nm) printf "RATIO payouts one balance / many balances %.3f (the balance row'"'"'s own cost)\n", (c / nc) / (m / nm)
       printf "RATIO payouts / one-row pgbench %.3f (rounds:%s)   target >= 0.8\n", (c / nc) / (b / nb), by_round
     }' "$WORK/results"
 }

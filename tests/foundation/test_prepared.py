@@ -6,20 +6,24 @@ instead of going back to the pool."""
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
+from datetime import UTC, datetime
 
 import asyncpg
 import pytest
 from sqlalchemy import bindparam, text
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.exc import IntegrityError, PendingRollbackError
 
 from cauri.kit.prepared import Prepared
+from cauri.models import Merchant
 from cauri.runtime import Runtime
-from tests.support import scalar
+from tests.support import make_merchant, scalar
 
 _DOCUMENT_STATEMENT = text("SELECT CAST(:doc AS jsonb)").bindparams(bindparam("doc", type_=JSONB))
 _DOCUMENT = Prepared(_DOCUMENT_STATEMENT)
 _WRITE = Prepared(text("INSERT INTO prepared_probe (n) VALUES (:n)"))
 _BACKEND = Prepared(text("SELECT pg_backend_pid()"))
+NOW = datetime(2026, 11, 26, tzinfo=UTC)
 # How asyncpg tells of a connection its server ended, by when it learns it.
 _CONNECTION_LOST = (
     asyncpg.PostgresConnectionError,
@@ -83,3 +87,19 @@ async def test_the_connection_is_the_one_the_session_holds_now(runtime: Runtime)
             pytest.fail("the pool never handed the connection out again")
         [later] = await _BACKEND.fetchrow(session, {})
         assert later == await session.scalar(text("SELECT pg_backend_pid()")) != first
+
+
+async def test_a_transaction_a_failed_flush_ended_is_refused_as_by_the_session(
+    runtime: Runtime,
+) -> None:
+    merchant = await make_merchant(runtime)
+    async with runtime.sessionmaker() as session:
+        await _BACKEND.fetchrow(session, {})
+        session.add(Merchant(id=merchant.id, name="twice", status="active", created_at=NOW))
+        with pytest.raises(IntegrityError):
+            await session.flush()
+        # Its writes are gone with it: nothing may run as if the transaction still stood.
+        with pytest.raises(PendingRollbackError):
+            await session.execute(text("SELECT 1"))
+        with pytest.raises(PendingRollbackError):
+            await _BACKEND.fetchrow(session, {})

@@ -30,6 +30,7 @@ def random_text(alphabet: str, length: int) -> str:
     system's randomness (`secrets.choice` reads it once per character: a payment's
     identifier was 12 system calls). A byte is kept only below the largest multiple of the
     alphabet's size, so that no character is likelier than another."""
+    assert 0 < len(alphabet) <= 256, "one byte draws one character"
     bound = 256 - 256 % len(alphabet)
     drawn: list[str] = []
     while len(drawn) < length:

@@ -95,7 +95,15 @@ async def _held(session: AsyncSession) -> tuple[AsyncConnection, asyncpg.Connect
     one connection until its transaction ends, and the next transaction may hold another."""
     transaction = session.sync_session.get_transaction()
     held = session.info.get(_HELD)
-    if transaction is not None and held is not None and held[0] is transaction:
+    # An inactive transaction (a flush failed) or a connection thrown away: SQLAlchemy is
+    # asked again, and refuses as it would refuse a statement of its own.
+    if (
+        transaction is not None
+        and held is not None
+        and held[0] is transaction
+        and transaction.is_active
+        and not held[1].invalidated
+    ):
         return held[1], held[2]
     connection = await session.connection()
     driver: asyncpg.Connection = (await connection.get_raw_connection()).driver_connection

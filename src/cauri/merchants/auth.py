@@ -97,5 +97,7 @@ async def _named_mode(request: Request) -> str | None:
     return None if mode is None else mode.operator.lower()
 
 
+# Every dependency that checks a key (the OpenAPI document lists their refusals).
+KEY_CHECKS = (authenticate, authenticate_payment)
 CallerDep = Annotated[Caller, Depends(authenticate)]
 PaymentCallerDep = Annotated[Caller, Depends(authenticate_payment)]

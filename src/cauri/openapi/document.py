@@ -25,7 +25,7 @@ from cauri.kit.errors import (
     Unauthorized,
 )
 from cauri.kit.openapi import by_status, refusal
-from cauri.merchants.auth import authenticate
+from cauri.merchants.auth import KEY_CHECKS
 
 SCHEME = "apiKey"
 ERROR_REF = "#/components/schemas/ErrorEnvelope"
@@ -128,9 +128,7 @@ def shared_refusals(route: RouteContext) -> list[type[CauriError]]:
 
 
 def _takes_a_key(dependant: Dependant) -> bool:
-    return dependant.call is authenticate or any(
-        _takes_a_key(sub) for sub in dependant.dependencies
-    )
+    return dependant.call in KEY_CHECKS or any(_takes_a_key(sub) for sub in dependant.dependencies)
 
 
 def _keep_only_references(responses: dict[str, Any]) -> None:
