@@ -142,7 +142,7 @@ async def test_maker_checker_two_finance_staff_above_the_threshold(
 ) -> None:
     await dual_above(runtime, THRESHOLD)
     reference = await held(client, merchant, THRESHOLD + 1)
-    async with ConsoleClient(server.base_url) as awa, ConsoleClient(server.base_url) as binta:
+    async with ConsoleClient.of(server) as awa, ConsoleClient.of(server) as binta:
         await signed_in(awa, runtime, "finance", "awa")
         await signed_in(binta, runtime, "finance", "binta")
 

@@ -164,14 +164,14 @@ async def test_a_credit_by_finance_shows_in_the_balance_and_support_is_refused(
     merchant = await make_merchant(runtime)
     page = f"/console/merchants/{merchant.id}"
     credit = {"amount": "25 000", "currency": "XOF", "mode": "test", "reason": "virement 42"}
-    async with ConsoleClient(server.base_url) as support:
+    async with ConsoleClient.of(server) as support:
         await signed_in(support, runtime, "support", "koffi")
         assert "Créditer" not in (await support.get(page)).text
         refused = await post_form(support, page, f"{page}/credit", credit)
         assert refused.status_code == 403
     assert await scalar(runtime, "SELECT count(*) FROM audit_log") == 0
 
-    async with ConsoleClient(server.base_url) as finance:
+    async with ConsoleClient.of(server) as finance:
         await signed_in(finance, runtime, "finance", "awa")
         no_reason = await post_form(finance, page, f"{page}/credit", credit | {"reason": ""})
         assert no_reason.status_code == 422

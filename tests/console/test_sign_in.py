@@ -89,7 +89,7 @@ async def test_admin_signs_in_with_a_code_never_reused(
     home = await console.get("/console/")
     assert home.status_code == 200 and 'href="/console/staff"' in home.text
 
-    async with ConsoleClient(str(console.http.base_url)) as other:
+    async with console.another() as other:
         await other.sign_in(admin)
         replayed = await other.give_code(code)
         assert replayed.status_code == 401
@@ -115,7 +115,7 @@ async def test_one_time_link_sets_the_password_once(
 
     spent = await console.get(path)
     assert spent.status_code == 404 and "plus valable" in spent.text
-    async with ConsoleClient(str(console.http.base_url)) as other:
+    async with console.another() as other:
         signed = await other.sign_in(member, password=NEW_PASSWORD)
         assert signed.headers["location"] == "/console/"
 

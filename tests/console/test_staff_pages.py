@@ -31,7 +31,7 @@ def _link(answer: httpx.Response) -> str:
 
 
 async def _welcome_answers(console: ConsoleClient, link: str) -> int:
-    async with ConsoleClient(str(console.http.base_url)) as newcomer:
+    async with console.another() as newcomer:
         return (await newcomer.get(link)).status_code
 
 
@@ -65,7 +65,7 @@ async def test_disabling_asks_a_confirmation_and_ends_the_sessions(
     console: ConsoleClient, runtime: Runtime
 ) -> None:
     member = await make_staff(runtime, "vi@cauri.example", "viewer")
-    async with ConsoleClient(str(console.http.base_url)) as theirs:
+    async with console.another() as theirs:
         await theirs.signed_in_as(member)
         await signed_in(console, runtime, "admin", "ali")
         unconfirmed = await post_form(console, STAFF, f"{STAFF}/disable", {"email": member.email})
@@ -86,7 +86,7 @@ async def test_other_roles_and_forms_without_csrf_are_refused(
     console: ConsoleClient, runtime: Runtime
 ) -> None:
     await make_staff(runtime, "vi@cauri.example", "viewer")
-    async with ConsoleClient(str(console.http.base_url)) as admin:
+    async with console.another() as admin:
         await signed_in(admin, runtime, "admin", "ali")
         for action, data in (
             (STAFF, {"email": NEW, "role": "admin"}),
