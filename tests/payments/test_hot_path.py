@@ -17,6 +17,7 @@ from sqlalchemy import event, text
 
 from cauri.runtime import Runtime
 from tests.payments.builders import PAYMENTS
+from tests.plans.builders import create_plan, pay
 from tests.support import make_merchant, momo_body, scalar
 
 # asyncpg's own queries, once per connection and type: what a parameter's type is made of.
@@ -185,3 +186,15 @@ async def test_a_refusal_at_initiation_is_inserted_failed(
     assert [p["status"] for p in listed.json()["data"]] == ["failed"]
     assert await scalar(runtime, "SELECT count(*) FROM ledger_transactions") == 0
     assert await scalar(runtime, "SELECT count(*) FROM events WHERE type = 'payment.failed'") == 1
+
+
+async def test_an_instalment_reads_its_fee_terms_with_its_key(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    plan = await create_plan(client, merchant, target_amount=10_000)
+    async with statements(runtime) as seen:
+        response = await pay(client, merchant, plan["reference"], amount=2_000)
+    assert response.status_code == 201, response.text
+    assert seen.asyncpg[0] == "SELECT c.*, t.*", seen
+    assert not [s for s in seen.all() if s.startswith("SELECT m.mode")], seen

@@ -30,7 +30,8 @@ _CALLER_SQL = (
     "FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.key_hash = :digest"
 )
 _CALLER = Prepared(text(_CALLER_SQL))
-# A new payment's: the key, and the fee terms of the mode its body names, in one round trip.
+# A new payment's or instalment's: the key, and the fee terms of the mode its body names, in
+# one round trip.
 _CALLER_AND_TERMS = Prepared(
     text(
         f"SELECT c.*, t.* FROM ({_CALLER_SQL}) AS c "  # noqa: S608 (constants only)
@@ -47,9 +48,10 @@ async def authenticate(request: Request, session: SessionDep, runtime: RuntimeDe
 async def authenticate_payment(
     request: Request, session: SessionDep, runtime: RuntimeDep
 ) -> Caller:
-    """`authenticate`, for a new payment: the fee terms of the mode its body names are read
-    with the key, one round trip fewer on the hot path, and `contract.payment_terms` finds
-    them in the request's session. A body that names no known mode: the key alone."""
+    """`authenticate`, for a new payment or instalment: the fee terms of the mode its body
+    names are read with the key, one round trip fewer on the hot path, and
+    `contract.payment_terms` finds them in the request's session. A body that names no known
+    mode: the key alone."""
     digest = keys.digest(_presented_key(request))
     mode = await _named_mode(request)
     if mode is None:

@@ -11,7 +11,7 @@ from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.kit.errors import Conflict, NotFound, PaymentFailed
 from cauri.kit.openapi import ListEnvelope, answers
 from cauri.kit.pagination import PageDep, listing
-from cauri.merchants.auth import CallerDep
+from cauri.merchants.auth import CallerDep, PaymentCallerDep
 from cauri.models.plans import PlanStatus
 from cauri.payments.endpoints import public_base_url
 from cauri.payments.schemas import PaymentFields, PaymentObject, payment_object
@@ -64,7 +64,7 @@ async def add_instalment(
     reference: str,
     body: PaymentFields,
     request: Request,
-    caller: CallerDep,
+    caller: PaymentCallerDep,
     session: SessionDep,
     runtime: RuntimeDep,
 ) -> dict[str, Any]:
