@@ -47,9 +47,9 @@ class Terms:
 
 # An account's rule for a mode is whole: when it exists, every part of it applies (its columns
 # are never null); without one, the platform's defaults for payments or for payouts apply.
-# `merchant` is the SQL of the account's id: a parameter, or a column of a query around it.
+# `merchant` is the SQL of the account's id: a parameter, or a column of a query around it
+# (Cauri's own SQL, never a caller's text).
 def terms_sql(merchant: str) -> str:
-    # `merchant` is Cauri's own SQL, never a caller's text.
     return (
         "SELECT m.mode, coalesce(r.percent, d.percent, 0), coalesce(r.fixed, d.xof, 0), "  # noqa: S608
         "       coalesce(r.fixed_eur, d.eur, 0), coalesce(r.fixed_usd, d.usd, 0), "
