@@ -3,14 +3,16 @@ balance row is locked (bench/payouts.sh trips; see bench/README.md).
 
 Against the database of `CAURI_DATABASE_URL` (migrated, the merchant of `--key` credited),
 sends `-n` test payouts to a number ending in 0000 (paid at once) one after another through
-`httpx.ASGITransport` into the app, in-process, and records every statement SQLAlchemy
-sends (`before_cursor_execute`) with its time. Prints the statements of the last payout,
-the round trips per payout (BEGIN, which asyncpg sends before the first statement, and
-COMMIT come on top), the round trips from the statement that locks the balance's row
-(`... FOR UPDATE`) to the COMMIT that releases it, and how long the row stays locked with
-a single client (from that statement to the answer: median and minimum). Concurrent payouts
-of one merchant wait for that lock one after the other, so its hold time bounds their
-throughput: at most 1 / hold time payouts per second, whatever the CPU.
+`httpx.ASGITransport` into the app, in-process, and records every statement with its time:
+those SQLAlchemy sends (`before_cursor_execute`) and those run past it as prepared
+statements (`cauri.kit.prepared.Prepared`, wrapped here). Prints the statements of the last
+payout, the round trips per payout (BEGIN and COMMIT on top when SQLAlchemy opened a
+transaction; a prepared statement run before it commits on its own), the round trips from
+the statement that locks the balance's row (the call to `ledger_debit`) to the commit that
+releases it, and how long the row stays locked with a single client (from that statement's
+start to its end when it commits on its own, else to the answer: median and minimum).
+Concurrent payouts of one merchant wait for that lock one after the other, so its hold time
+bounds their throughput: at most 1 / hold time payouts per second, whatever the CPU.
 
     CAURI_DATABASE_URL=postgresql://... uv run python bench/payout_trips.py --key sk_test_...
 """
@@ -23,6 +25,8 @@ import logging
 import statistics
 import time
 import uuid
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -32,9 +36,17 @@ from sqlalchemy import event
 from cauri.app import create_app
 from cauri.config import get_settings
 from cauri.kit.db import as_asyncpg
+from cauri.kit.prepared import Prepared
 from cauri.runtime import Runtime
 
-LOCKS = "FOR UPDATE"
+LOCKS = "ledger_debit("
+
+
+@dataclass(frozen=True)
+class Trip:
+    started: float
+    sql: str
+    ended: float | None  # a prepared statement's end; None: SQLAlchemy's (in a transaction)
 
 
 def first_words(statement: str) -> str:
@@ -48,12 +60,23 @@ async def run(args: argparse.Namespace) -> None:
     if settings.database_url is None:
         raise SystemExit("payout_trips: CAURI_DATABASE_URL is required")
     runtime = Runtime.build(settings, url=as_asyncpg(settings.database_url))
-    seen: list[tuple[float, str]] = []
+    seen: list[Trip] = []
 
     def record(*params: Any) -> None:
-        seen.append((time.perf_counter(), params[2]))
+        seen.append(Trip(time.perf_counter(), params[2], None))
+
+    def traced(run: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Any]:
+        async def timed(self: Prepared, *params: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await run(self, *params)
+            finally:
+                seen.append(Trip(started, self.sql, time.perf_counter()))
+
+        return timed
 
     event.listen(runtime.engine.sync_engine, "before_cursor_execute", record)
+    Prepared._run = traced(Prepared._run)  # type: ignore[method-assign]
     transport = httpx.ASGITransport(app=create_app(runtime))
     headers = {"Authorization": f"Bearer {args.key}"}
     held: list[float] = []
@@ -81,21 +104,30 @@ async def run(args: argparse.Namespace) -> None:
                 answered = time.perf_counter()
                 if response.status_code != 201 or response.json()["data"]["status"] != "succeeded":
                     raise SystemExit(f"payout not paid: {response.status_code} {response.text}")
-                locked_at = next(at for at, sql in seen if LOCKS in sql)
+                seen.sort(key=lambda trip: trip.started)
+                lock = next(trip for trip in seen if LOCKS in trip.sql)
+                in_transaction = any(trip.ended is None for trip in seen)
+                released = answered if in_transaction or lock.ended is None else lock.ended
                 if number >= args.warmup:
-                    held.append((answered - locked_at) * 1000)
+                    held.append((released - lock.started) * 1000)
     finally:
         await runtime.close()
     print("statements of one payout (ms from the request's start; * = balance row locked):")
     locked = False
-    for at, sql in seen:
-        locked = locked or LOCKS in sql
-        print(f"  {(at - started) * 1000:7.2f} {'*' if locked else ' '} {first_words(sql)}")
-    print(f"  {(answered - started) * 1000:7.2f} * COMMIT, then the answer")
+    for trip in seen:
+        locked = locked or LOCKS in trip.sql
+        mark = "*" if locked else " "
+        print(f"  {(trip.started - started) * 1000:7.2f} {mark} {first_words(trip.sql)}")
+    ends = "COMMIT, then the answer" if in_transaction else "the answer (each statement committed)"
+    print(f"  {(answered - started) * 1000:7.2f}   {ends}")
     statements = len(seen)
-    in_lock = len(seen) - next(i for i, (_, sql) in enumerate(seen) if LOCKS in sql)
-    print(f"round trips per payout: {statements + 2} ({statements} statements + BEGIN + COMMIT)")
-    print(f"round trips while the balance row is locked: {in_lock + 1} (with COMMIT)")
+    in_lock = len(seen) - next(i for i, trip in enumerate(seen) if LOCKS in trip.sql)
+    brackets = 2 if in_transaction else 0
+    print(
+        f"round trips per payout: {statements + brackets} ({statements} statements"
+        f"{' + BEGIN + COMMIT' if in_transaction else ''})"
+    )
+    print(f"round trips while the balance row is locked: {in_lock + brackets // 2}")
     print(
         f"row lock held, one client, {args.requests} payouts: median "
         f"{statistics.median(held):.2f} ms, min {min(held):.2f} ms -> at most "

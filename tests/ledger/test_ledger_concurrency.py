@@ -11,9 +11,19 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from cauri.kit.db import make_sessionmaker
+from cauri.kit.db import make_sessionmaker, unit_of_work
 from cauri.ledger.service import Overdraft, balance
-from tests.ledger.builders import Sessions, credit, debit, fresh_account, head, postings
+from tests.ledger.builders import (
+    Sessions,
+    credit,
+    debit,
+    debit_entries,
+    fresh_account,
+    head,
+    postings,
+    record,
+    rows,
+)
 
 DEBITS = 200
 DEBIT = 1_000
@@ -80,4 +90,36 @@ async def test_credits_during_debits_are_neither_lost_nor_overdrawn(sessions: Se
     await credit(sessions, account, 1)
     await debit(sessions, account, remaining + 1)
     assert await head(sessions, account) == 0
+    assert all(folded for _, folded in await postings(sessions, account))
+
+
+async def _until_a_debit_waits_for_a_lock(sessions: Sessions) -> None:
+    for _ in range(500):
+        waiting = await rows(
+            sessions,
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock' AND query LIKE '%ledger_debit%'",
+        )
+        if waiting[0][0]:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the second debit never waited for the lock")
+
+
+async def test_a_debit_counts_the_credits_committed_while_it_waited_for_the_lock(
+    sessions: Sessions,
+) -> None:
+    """The debit's statement began before the credit committed, but its fold and its check
+    run once the lock is granted, each on a fresh snapshot (`ledger_debit`): the credit is
+    counted, so the debit is not refused with the money there."""
+    account = fresh_account()
+    await credit(sessions, account, 100)
+    async with unit_of_work(sessions) as holder:
+        await record(holder, debit_entries(account, 100))  # the lock, until this commits
+        waiting = asyncio.create_task(debit(sessions, account, 50))
+        await _until_a_debit_waits_for_a_lock(sessions)
+        await credit(sessions, account, 50)
+    await waiting  # raises Overdraft if the credit was not seen
+    assert await head(sessions, account) == 0
+    assert [amount for amount, _ in await postings(sessions, account)] == [100, -100, 50, -50]
     assert all(folded for _, folded in await postings(sessions, account))

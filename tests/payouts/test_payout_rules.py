@@ -110,9 +110,15 @@ async def test_insufficient_funds_takes_nothing_and_records_nothing(
 ) -> None:
     merchant = await make_merchant(runtime)
     await top_up(runtime, merchant.id, 999)
+    written = (
+        "SELECT ARRAY[(SELECT count(*) FROM events), (SELECT count(*) FROM jobs), "
+        "(SELECT count(*) FROM ledger_transactions)]"
+    )
+    before = await scalar(runtime, written)
     response = await create(client, merchant.headers(), amount=1000, external_id="big")
     assert_error(response, 402, "insufficient_funds")
     assert await scalar(runtime, "SELECT count(*) FROM payouts") == 0
+    assert await scalar(runtime, written) == before  # no event, job or ledger transaction
     assert await merchant_available(runtime, merchant.id) == 999
     # Nothing was recorded, so the same external_id can be used once the balance covers it.
     await top_up(runtime, merchant.id, 1)

@@ -111,6 +111,11 @@ class Flow(Generic[Row]):
             self.movement, self.source(row), row.operator, row.amount, self.fee(row), row.reference
         )
 
+    def paid_with(self, row: Row, at: datetime) -> dict[str, Any]:
+        """The debit of a row its offline adapter carried out before it was recorded, as
+        the parameters of the statement that records it (`movements.disbursed_with`)."""
+        return movements.disbursed_with(self._disbursal(row), at)
+
     async def lock(self, session: AsyncSession, reference: str) -> Row | None:
         return await lookups.locked(session, self.model, self.model.reference == reference)
 

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.ledger import accounts
 from cauri.ledger.accounts import Account
-from cauri.ledger.service import Entry, appendable, balance, transfer
+from cauri.ledger.service import Entry, appendable, balance, debitable, transfer
 
 
 class Movement(StrEnum):
@@ -174,6 +174,18 @@ class Disbursal:
 async def disbursed(session: AsyncSession, disbursal: Disbursal, at: datetime) -> None:
     """Raises `Overdraft` (nothing written) when the source cannot cover it."""
     await _record(session, disbursal.movement, disbursal.reference, disbursal.entries(), at)
+
+
+def disbursed_with(disbursal: Disbursal, at: datetime) -> dict[str, Any]:
+    """`disbursed`, as the parameters of `service.debit_after`: for the statement that
+    records a disbursal its operator carried out at once, its debit in the same round trip.
+    A source that does not cover it fails that statement (`service.NOT_COVERED`)."""
+    return debitable(
+        kind=str(disbursal.movement),
+        reference=disbursal.reference,
+        entries=[entry for entry in disbursal.entries() if entry.amount],
+        at=at,
+    )
 
 
 async def covers(session: AsyncSession, disbursal: Disbursal) -> bool:

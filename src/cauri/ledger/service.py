@@ -4,7 +4,9 @@ A credit appends a posting and locks nothing. A debit of a guarded account locks
 account's row (several in code order, so two debits never deadlock), folds the postings not
 yet folded into the cached balance, refuses an overdraft, and appends its posting already
 folded (DESIGN invariant 3). A debit of any other account (platform revenue, external) is
-appended like a credit: those rows are never locked, their postings never folded.
+appended like a credit: those rows are never locked, their postings never folded. The lock,
+fold, check and debit are one server-side call (`ledger_debit`, migration 0020), so that a
+debit is one round trip and its statement can carry the rest of its transaction's writes.
 
 Folding marks postings `folded` under the lock rather than advancing a checkpoint id: a
 credit that commits after a later-numbered one is still unfolded, and the next debit folds it.
@@ -51,20 +53,6 @@ class Entry:
     amount: int
 
 
-# Only guarded accounts have a head row, and none of them may go negative.
-_ENSURE_ACCOUNTS = text(
-    "INSERT INTO ledger_accounts (code, currency, livemode, allow_negative) "
-    "SELECT *, false FROM unnest(CAST(:codes AS text[]), CAST(:currencies AS text[]), "
-    "CAST(:livemodes AS boolean[])) "
-    "ON CONFLICT (code) DO NOTHING"
-)
-# COLLATE "C": rows are locked in the same byte order as the accounts are sorted in Python.
-_LOCK_ACCOUNTS = text(
-    "SELECT code, balance FROM ledger_accounts WHERE code = ANY(CAST(:codes AS text[])) "
-    'ORDER BY code COLLATE "C" FOR UPDATE'
-)
-
-
 def append_after(source: str | None) -> str:
     """The CTEs `tx` and `postings`: one transaction and its postings, from the parameters
     `appendable` (or `transfer`) gives, written once per row of `source`, a CTE of the
@@ -89,30 +77,36 @@ def append_after(source: str | None) -> str:
 
 _APPEND = text(f"WITH {append_after(None)} SELECT transaction_id FROM postings LIMIT 1")  # noqa: S608
 
-# Under the locks `_LOCK_ACCOUNTS` took, so its snapshot holds every committed posting: fold
-# the accounts' unfolded postings, then, if every folded balance covers its debit, debit the
-# heads and append the transaction (its postings to the debited accounts already folded).
-# One UPDATE per head row: a row updated twice in one statement keeps only one change, so
-# the fold and the debit are one assignment. Not covered: the fold is kept (the balance is
-# unchanged), nothing is debited or appended. Returns each head's balance before the debit
-# and the transaction's id (None: not covered). `debited` runs unreferenced, as every
-# data-modifying CTE does.
-_FOLD_DEBIT_APPEND = text(
-    "WITH folded AS (UPDATE ledger_postings SET folded = true "  # noqa: S608
-    "WHERE account = ANY(CAST(:codes AS text[])) AND NOT folded RETURNING account, amount), "
-    "sums AS (SELECT account, sum(amount) AS delta FROM folded GROUP BY account), "
-    "heads AS (SELECT a.code, a.balance + coalesce(s.delta, 0) AS balance, d.amount "
-    "FROM unnest(CAST(:codes AS text[]), CAST(:amounts AS bigint[])) AS d(code, amount) "
-    "JOIN ledger_accounts a ON a.code = d.code LEFT JOIN sums s ON s.account = d.code), "
-    # Every head found, none short: a missing head must not pass as covered.
-    "covered AS (SELECT bool_and(balance + amount >= 0) "
-    "AND count(*) = cardinality(CAST(:codes AS text[])) AS ok FROM heads), "
-    "debited AS (UPDATE ledger_accounts a "
-    "SET balance = h.balance + CASE WHEN c.ok THEN h.amount ELSE 0 END "
-    "FROM heads h, covered c WHERE a.code = h.code RETURNING a.code), "
-    "gate AS (SELECT 1 FROM covered WHERE ok), "
-    f"{append_after('gate')} "
-    "SELECT h.code, h.balance, (SELECT transaction_id FROM postings LIMIT 1) FROM heads h"
+# The SQLSTATE of a statement failed by a guarded debit its source does not cover
+# (`debit_after`): nothing that statement wrote stays.
+NOT_COVERED = "C0402"
+
+
+def debit_after(source: str | None) -> str:
+    """The CTEs `debit`, `gate`, `tx` and `postings`: the guarded debits of the parameters
+    `debitable` (or `transfer`) gives, by the server-side `ledger_debit` (it locks the
+    heads in code order, folds their unfolded postings, checks that each covers its debit
+    and debits them, each step on a snapshot taken after the lock), then, when covered,
+    the transaction and its postings (`append_after`); once per row of `source` (None:
+    once). The lock is held from that call to the statement's commit: run outside a
+    transaction, for the statement alone. Constant text (S608): `source` is a CTE's name,
+    never input. The call is in a target list, so that it runs once per row of `source`
+    and never when there is none."""
+    return (
+        "debit AS (SELECT ledger_debit(CAST(:ledger_heads AS text[]), "  # noqa: S608
+        "CAST(:ledger_head_currencies AS text[]), CAST(:ledger_head_livemodes AS boolean[]), "
+        "CAST(:ledger_debits AS bigint[]), CAST(:ledger_refuse AS boolean)) AS d"
+        + (f" FROM {source}" if source else "")
+        + "), gate AS (SELECT 1 FROM debit WHERE (d).debited), "
+        + append_after("gate")
+    )
+
+
+# Returns whether the heads were debited, their balances before the debit (in the order of
+# the codes) and the transaction's id (None: not covered).
+_DEBIT_APPEND = text(
+    f"WITH {debit_after(None)} "  # noqa: S608
+    "SELECT (d).debited, (d).balances, (SELECT transaction_id FROM postings LIMIT 1) FROM debit"
 )
 
 
@@ -138,8 +132,8 @@ def appendable(
     account. A guarded debit locks and folds its account first (`transfer`); it cannot be
     appended blindly, so it is refused here (`LedgerError`)."""
     _check_balanced(entries)
-    if any(amount < 0 and account.guarded for account, amount in _net(entries).items()):
-        raise LedgerError("a debit of a guarded account goes through transfer()")
+    if _guarded_debits(entries):
+        raise LedgerError("a debit of a guarded account is locked first: transfer, debitable")
     return _parameters(kind, reference, entries, at, set())
 
 
@@ -170,13 +164,37 @@ async def transfer(
     credits were folded, which leaves every balance as it was) and the caller may roll back
     or carry on."""
     _check_balanced(entries)
-    net = _net(entries)
-    debits = {account: amount for account, amount in net.items() if amount < 0 and account.guarded}
+    debits = _guarded_debits(entries)
     parameters = _parameters(kind, reference, entries, at, set(debits))
-    if debits:
-        return await _debit_and_append(session, debits, parameters)
-    result = await session.execute(_APPEND, parameters)
-    return int(result.scalars().first() or 0)
+    if not debits:
+        result = await session.execute(_APPEND, parameters)
+        return int(result.scalars().first() or 0)
+    heads = _heads(debits, refuse=False)
+    debited, balances, transaction_id = (
+        await session.execute(_DEBIT_APPEND, parameters | heads)
+    ).one()
+    if not debited:
+        before = dict(zip(heads["ledger_heads"], balances, strict=True))
+        short = next(a for a in sorted(debits) if before[a.code] + debits[a] < 0)
+        raise Overdraft(short, before[short.code], -debits[short])
+    return int(transaction_id)
+
+
+def debitable(
+    *, kind: str, reference: str | None, entries: Sequence[Entry], at: datetime
+) -> dict[str, Any]:
+    """The parameters of `debit_after` for a balanced transaction that debits a guarded
+    account: an uncovered debit fails the whole statement (`NOT_COVERED`)."""
+    _check_balanced(entries)
+    debits = _guarded_debits(entries)
+    if not debits:
+        raise LedgerError("no guarded account is debited: append it (appendable)")
+    return _parameters(kind, reference, entries, at, set(debits)) | _heads(debits, refuse=True)
+
+
+def _guarded_debits(entries: Sequence[Entry]) -> dict[Account, int]:
+    net = _net(entries)
+    return {account: amount for account, amount in net.items() if amount < 0 and account.guarded}
 
 
 def _net(entries: Sequence[Entry]) -> dict[Account, int]:
@@ -186,42 +204,16 @@ def _net(entries: Sequence[Entry]) -> dict[Account, int]:
     return net
 
 
-async def _debit_and_append(
-    session: AsyncSession, debits: dict[Account, int], parameters: dict[str, Any]
-) -> int:
-    """Two round trips under the lock: the lock, then the fold, debit and append."""
+def _heads(debits: dict[Account, int], *, refuse: bool) -> dict[str, Any]:
+    """The parameters of `debit_after`'s call, the heads in code order."""
     accounts = sorted(debits)
-    codes = [account.code for account in accounts]
-    if len(accounts) > 1:
-        # Several heads are all made before any is locked, so that they are locked in code
-        # order (no deadlock between two debits); one head is made only when missing.
-        await _ensure_heads(session, accounts)
-    locked = (await session.execute(_LOCK_ACCOUNTS, {"codes": codes})).all()
-    if len(locked) < len(codes):
-        await _ensure_heads(session, accounts)
-        await session.execute(_LOCK_ACCOUNTS, {"codes": codes})
-    result = await session.execute(
-        _FOLD_DEBIT_APPEND,
-        {**parameters, "codes": codes, "amounts": [debits[a] for a in accounts]},
-    )
-    rows = result.all()
-    transaction_id = rows[0][2]
-    if transaction_id is None:
-        balances: dict[str, int] = {code: int(balance) for code, balance, _ in rows}
-        short = next(a for a in accounts if balances[a.code] + debits[a] < 0)
-        raise Overdraft(short, balances[short.code], -debits[short])
-    return int(transaction_id)
-
-
-async def _ensure_heads(session: AsyncSession, accounts: Sequence[Account]) -> None:
-    await session.execute(
-        _ENSURE_ACCOUNTS,
-        {
-            "codes": [a.code for a in accounts],
-            "currencies": [a.currency for a in accounts],
-            "livemodes": [a.livemode for a in accounts],
-        },
-    )
+    return {
+        "ledger_heads": [a.code for a in accounts],
+        "ledger_head_currencies": [a.currency for a in accounts],
+        "ledger_head_livemodes": [a.livemode for a in accounts],
+        "ledger_debits": [debits[a] for a in accounts],
+        "ledger_refuse": refuse,
+    }
 
 
 _BALANCES = text(

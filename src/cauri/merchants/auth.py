@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import CauriError, KeyExpired, MerchantInactive, Unauthorized
@@ -30,8 +31,8 @@ _CALLER_SQL = (
     "FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.key_hash = :digest"
 )
 _CALLER = Prepared(text(_CALLER_SQL))
-# A new payment's or instalment's: the key, and the fee terms of the mode its body names, in
-# one round trip.
+# A new payment's, instalment's or payout's: the key, and the fee terms of the mode it pays
+# with (a payout's: `payout`), in one round trip.
 _CALLER_AND_TERMS = Prepared(
     text(
         f"SELECT c.*, t.* FROM ({_CALLER_SQL}) AS c "  # noqa: S608 (constants only)
@@ -50,10 +51,21 @@ async def authenticate_payment(
 ) -> Caller:
     """`authenticate`, for a new payment or instalment: the fee terms of the mode its body
     names are read with the key, one round trip fewer on the hot path, and
-    `contract.payment_terms` finds them in the request's session. A body that names no known
+    `contract.read_terms` finds them in the request's session. A body that names no known
     mode: the key alone."""
     digest = keys.digest(_presented_key(request))
-    mode = await _named_mode(request)
+    return await _with_terms(session, runtime, digest, await _named_mode(request))
+
+
+async def authenticate_payout(request: Request, session: SessionDep, runtime: RuntimeDep) -> Caller:
+    """`authenticate`, for a new payout: the payout fee terms are read with the key."""
+    digest = keys.digest(_presented_key(request))
+    return await _with_terms(session, runtime, digest, contract.PAYOUT)
+
+
+async def _with_terms(
+    session: AsyncSession, runtime: Runtime, digest: str, mode: str | None
+) -> Caller:
     if mode is None:
         return _checked(await _CALLER.fetchrow(session, {"digest": digest}), runtime)
     row = await _CALLER_AND_TERMS.fetchrow(session, {"digest": digest, "modes": [mode]})
@@ -100,6 +112,7 @@ async def _named_mode(request: Request) -> str | None:
 
 
 # Every dependency that checks a key (the OpenAPI document lists their refusals).
-KEY_CHECKS = (authenticate, authenticate_payment)
+KEY_CHECKS = (authenticate, authenticate_payment, authenticate_payout)
 CallerDep = Annotated[Caller, Depends(authenticate)]
 PaymentCallerDep = Annotated[Caller, Depends(authenticate_payment)]
+PayoutCallerDep = Annotated[Caller, Depends(authenticate_payout)]

@@ -84,7 +84,7 @@ def parsed_terms(rows: Iterable[Sequence[Any]]) -> dict[str, Terms]:
 
 
 def read_ahead(session: AsyncSession, merchant_id: str, terms: Mapping[str, Terms]) -> None:
-    """Terms read in the request before they are needed, so that `payment_terms` does not
+    """Terms read in the request before they are needed, so that `read_terms` does not
     read them again; the request's session holds them, so they are never older than it."""
     session.info[_READ_AHEAD] = {(merchant_id, mode): t for mode, t in terms.items()}
 
@@ -95,6 +95,14 @@ async def _terms(session: AsyncSession, merchant_id: str, modes: list[str]) -> d
 
 async def terms_for(session: AsyncSession, merchant_id: str, mode: str) -> Terms:
     return (await _terms(session, merchant_id, [mode]))[mode]
+
+
+async def read_terms(session: AsyncSession, merchant_id: str, mode: str) -> Terms:
+    """`terms_for`, taken from the request's session when they were read with its key
+    (`read_ahead`)."""
+    ahead: dict[tuple[str, str], Terms] = session.info.pop(_READ_AHEAD, {})
+    key = (merchant_id, mode)
+    return ahead[key] if key in ahead else await terms_for(session, merchant_id, mode)
 
 
 async def open_modes(
@@ -122,9 +130,7 @@ async def payment_terms(
     operators: OperatorRegistry,
 ) -> Terms:
     """The terms of one mode, or a 422 when the mode is not open to the account."""
-    ahead: dict[tuple[str, str], Terms] = session.info.pop(_READ_AHEAD, {})
-    key = (merchant_id, mode.operator.lower())
-    terms = ahead[key] if key in ahead else await terms_for(session, *key)
+    terms = await read_terms(session, merchant_id, mode.operator.lower())
     if terms.disabled or await operators.route(session, mode.operator, "collect", livemode) is None:
         raise InvalidRequest.field(
             "operator", f"Le moyen de paiement {mode.operator} n'est pas ouvert sur ce compte."

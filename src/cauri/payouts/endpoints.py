@@ -16,7 +16,7 @@ from cauri.kit.errors import (
 from cauri.kit.openapi import ListEnvelope, answers
 from cauri.kit.pagination import PageDep, listing
 from cauri.kit.period import PeriodDep
-from cauri.merchants.auth import CallerDep
+from cauri.merchants.auth import CallerDep, PayoutCallerDep
 from cauri.operators.protocol import Outcome
 from cauri.payouts.schemas import PayoutCreate, PayoutObject, payout_object
 from cauri.payouts.service import payouts
@@ -40,7 +40,7 @@ Status = Literal["pending", "succeeded", "failed"]
     ),
 )
 async def create_payout(
-    body: PayoutCreate, caller: CallerDep, session: SessionDep, runtime: RuntimeDep
+    body: PayoutCreate, caller: PayoutCallerDep, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
     """Sends money from the balance to a Mobile Money number (201, `pending`), fees on
     top; without `phone_number`, to the account's own validated payout account. An
