@@ -1,5 +1,6 @@
-"""The floor for `POST /api/v1/payments`: the least a Python server can do to record the same
-durable payment as Cauri, to measure Cauri against (issue 13; bench/compare.sh runs both).
+"""The floors for `POST /api/v1/payments` and `POST /api/v1/payouts`: the least a Python
+server can do to record the same durable payment (or payout) as Cauri, to measure Cauri
+against (issue 13; bench/compare.sh and bench/payouts.sh run both).
 
 A bare ASGI application (no framework, no middleware) served by uvicorn (uvloop and
 httptools, as `cauri serve` gets them), with one asyncpg pool per process. It writes into
@@ -50,6 +51,22 @@ envelopes beyond a one-line message, phone number normalisation by libphonenumbe
 settles a number ending in 0000 at once). It never delivers webhooks: run Cauri with
 `--no-worker` to compare like with like (bench/compare.sh does).
 
+The floor for `POST /api/v1/payouts` (bench/payouts.sh), the same way: a test payout to a
+third party's number ending in `0000`, which Cauri's simulator pays at once. The body takes
+`amount`, `operator`, `phone_number`, optionally `currency` and `external_id`; ONE statement
+checks the key, reads the payout fee terms (the merchant's `payout` rule, else the
+platform's payout defaults; XOF/XAF fixed part), enforces the bounds (amount ≥ 10, total
+debited ≤ 1,000,000), inserts the `payouts` row already `succeeded` and `debited` (a taken
+`external_id` writes nothing), debits the merchant's balance through Cauri's `ledger_debit`
+(the lock of its head row, the fold of its unfolded credits, the check, the debit: the
+invariant any server must keep, so the floor pays for it too), appends the `payout` ledger
+transaction and its postings (the balance `-(amount + fee)` folded, operator clearing
+`+amount`, platform fees `+fee`), and writes `payout.succeeded` (the payout object built
+with `jsonb_build_object`) with its delivery, job and NOTIFY. A balance that does not cover
+it fails the statement: 402 `insufficient_funds`, nothing written. It leaves out what
+Cauri's payments route pays on top (above), and own-account payouts, live caps and
+approvals, and every outcome but success.
+
     CAURI_DATABASE_URL=postgresql://... uv run uvicorn --app-dir bench floor:app \
         --workers 2 --port 8802 --no-access-log --log-level warning
 """
@@ -70,16 +87,49 @@ import asyncpg
 from cauri.operators import catalogue
 
 PATH = "/api/v1/payments"
+PAYOUTS_PATH = "/api/v1/payouts"
 TEST_PREFIX = "sk_test_"
 IDENTIFIER_ALPHABET = string.ascii_uppercase + string.digits
 CUSTOMER_FIELDS = ("firstname", "lastname", "email")
 ACCEPTED_FIELDS = {"amount", "operator", "phone_number", "currency", "customer"}
+PAYOUT_FIELDS = {"amount", "operator", "phone_number", "currency", "external_id"}
+NOT_COVERED = "C0402"  # the balance does not cover the payout (Cauri's ledger_debit)
 POOL_MAX = 20  # Cauri's engine: pool_size 20 per process
+
+# The event's delivery to the merchant's test endpoint, if it has one, and the job of its
+# first attempt, then the worker's wake-up, as Cauri's enqueue does: the tail of both
+# statements, after their CTE `ev` (the floor records test-mode money only).
+OUTBOX = """
+delivery AS (
+  INSERT INTO webhook_deliveries (id, event_id, merchant_id, livemode, event, url, status,
+    attempts, series_attempts, created_at, next_attempt_at)
+  SELECT ev.id, ev.id, ev.merchant_id, ev.livemode, ev.type, w.url, 'pending', 0, 0,
+    ev.created_at, ev.created_at
+  FROM ev JOIN webhook_endpoints w
+    ON w.merchant_id = ev.merchant_id AND w.livemode = ev.livemode AND w.url IS NOT NULL
+  RETURNING id, merchant_id, livemode, created_at
+),
+job AS (
+  INSERT INTO jobs (kind, lane, group_key, payload, run_at, max_attempts, created_at)
+  SELECT 'webhooks.deliver', 'webhooks-test', d.merchant_id || '/test',
+    jsonb_build_object('delivery_id', d.id::text, 'attempt', 1), d.created_at, 10,
+    d.created_at
+  FROM delivery d
+  RETURNING id
+),
+notified AS (SELECT pg_notify('cauri_jobs', '') FROM job)"""
+
+
+def with_outbox(statement: str) -> str:
+    """The statement with OUTBOX in place of its line `-- OUTBOX`."""
+    return statement.replace("-- OUTBOX", OUTBOX.strip())
+
 
 # $1 key digest, $2 payment id, $3 identifier, $4 amount (minor units), $5 currency,
 # $6 mode id, $7 operator, $8 phone number, $9 now, $10 event id, $11 fee rule mode,
 # $12 now as ISO 8601 text, $13 the event's payment_mode, $14 customer as given.
-RECORD = """
+RECORD = with_outbox(
+    """
 WITH caller AS (
   SELECT k.merchant_id, k.livemode, m.fee_bearer
   FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
@@ -154,30 +204,90 @@ ev AS (
   FROM pay CROSS JOIN amounts a
   RETURNING id, merchant_id, livemode, type, created_at
 ),
-delivery AS (
-  INSERT INTO webhook_deliveries (id, event_id, merchant_id, livemode, event, url, status,
-    attempts, series_attempts, created_at, next_attempt_at)
-  SELECT ev.id, ev.id, ev.merchant_id, ev.livemode, ev.type, w.url, 'pending', 0, 0,
-    ev.created_at, ev.created_at
-  FROM ev JOIN webhook_endpoints w
-    ON w.merchant_id = ev.merchant_id AND w.livemode = ev.livemode AND w.url IS NOT NULL
-  RETURNING id, merchant_id, livemode, created_at
-),
-job AS (
-  INSERT INTO jobs (kind, lane, group_key, payload, run_at, max_attempts, created_at)
-  SELECT 'webhooks.deliver', 'webhooks-' || a.env, d.merchant_id || '/' || a.env,
-    jsonb_build_object('delivery_id', d.id::text, 'attempt', 1), d.created_at, 10,
-    d.created_at
-  FROM delivery d CROSS JOIN amounts a
-  RETURNING id
-),
-notified AS (SELECT pg_notify('cauri_jobs', '') FROM job)
+-- OUTBOX
 SELECT (SELECT count(*) FROM caller) AS known, (SELECT count(*) FROM notified) AS notified,
   pay.fee_amount, pay.fee_bearer, a.debited, a.counted
 FROM (VALUES (1)) AS one (x)
 LEFT JOIN pay ON true
 LEFT JOIN amounts a ON true
 """
+)
+
+
+# $1 key digest, $2 payout reference, $3 amount (minor units), $4 currency, $5 operator,
+# $6 now, $7 external_id, $8 phone number, $9 event id, $10 now as ISO 8601 text.
+PAYOUT = with_outbox(
+    """
+WITH caller AS (
+  SELECT k.merchant_id
+  FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
+  WHERE k.key_hash = $1::text AND k.revoked_at IS NULL
+    AND (k.expires_at IS NULL OR k.expires_at > $6::timestamptz) AND NOT k.livemode
+),
+priced AS (
+  SELECT c.merchant_id, coalesce(r.disabled, false) AS disabled,
+    (round($3::bigint * coalesce(r.percent, s.payout_fee_percent, 0) / 100)
+      + coalesce(r.fixed, s.payout_fee_fixed, 0))::bigint AS fee
+  FROM caller c
+  LEFT JOIN platform_settings s ON s.id = 1
+  LEFT JOIN fee_rules r ON r.merchant_id = c.merchant_id AND r.mode = 'payout'
+),
+pyo AS (
+  INSERT INTO payouts (reference, merchant_id, livemode, external_id, status, amount,
+    fee_amount, currency, operator, phone_number, third_party, debited, created_at,
+    updated_at, completed_at)
+  SELECT $2::text, p.merchant_id, false, $7::text, 'succeeded', $3, p.fee, $4::text, $5::text,
+    $8::text, true, true, $6, $6, $6
+  FROM priced p
+  WHERE NOT p.disabled AND $3 >= 10 AND $3 + p.fee <= 1000000
+  ON CONFLICT (merchant_id, livemode, external_id) WHERE external_id IS NOT NULL DO NOTHING
+  RETURNING *
+),
+debit AS (
+  SELECT ledger_debit(ARRAY['merchant:' || pyo.merchant_id || ':available:test:' || pyo.currency],
+    ARRAY[pyo.currency], ARRAY[false], ARRAY[-(pyo.amount + pyo.fee_amount)], true) AS d
+  FROM pyo
+),
+tx AS (
+  INSERT INTO ledger_transactions (kind, reference, livemode, created_at)
+  SELECT 'payout', pyo.reference, false, pyo.created_at FROM pyo, debit WHERE (debit.d).debited
+  RETURNING id
+),
+postings AS (
+  INSERT INTO ledger_postings (transaction_id, account, currency, amount, folded)
+  SELECT tx.id, e.account, pyo.currency, e.amount, e.folded
+  FROM tx CROSS JOIN pyo CROSS JOIN LATERAL (VALUES
+    (1, 'merchant:' || pyo.merchant_id || ':available:test:' || pyo.currency,
+     -(pyo.amount + pyo.fee_amount), true),
+    (2, 'operator:' || lower(pyo.operator) || ':clearing:test:' || pyo.currency, pyo.amount,
+     false),
+    (3, 'platform:fees:test:' || pyo.currency, pyo.fee_amount, false)
+  ) AS e(n, account, amount, folded)
+  WHERE e.amount <> 0
+  ORDER BY e.n
+),
+ev AS (
+  INSERT INTO events (id, merchant_id, livemode, type, data, callback_url, created_at)
+  SELECT $9::uuid, pyo.merchant_id, false, 'payout.succeeded',
+    jsonb_build_object(
+      'reference', pyo.reference, 'status', pyo.status, 'amount', pyo.amount,
+      'fee_amount', pyo.fee_amount, 'total_debited', pyo.amount + pyo.fee_amount,
+      'currency', pyo.currency, 'operator', pyo.operator,
+      'phone_number', left(pyo.phone_number, -4) || '****', 'beneficiary_name', NULL::text,
+      'reason', NULL::text, 'awaiting_approval', false, 'failure_code', NULL::text,
+      'failure_message', NULL::text, 'external_id', pyo.external_id, 'metadata', NULL::jsonb,
+      'livemode', false, 'completed_at', $10::text, 'created_at', $10::text),
+    NULL, pyo.created_at
+  FROM pyo
+  RETURNING id, merchant_id, livemode, type, created_at
+),
+-- OUTBOX
+SELECT (SELECT count(*) FROM caller) AS known, (SELECT count(*) FROM notified) AS notified,
+  pyo.fee_amount
+FROM (VALUES (1)) AS one (x)
+LEFT JOIN pyo ON true
+"""
+)
 
 
 class Refused(Exception):
@@ -195,14 +305,18 @@ def database_url() -> str:
     return url.replace("postgresql+asyncpg://", "postgresql://", 1)
 
 
-def parse(body: bytes) -> tuple[catalogue.PaymentMode, int, str, str, dict[str, Any]]:
-    """The request's mode, amount, currency, number and customer, or Refused (422)."""
+def fields_of(body: bytes, accepted: set[str]) -> dict[str, Any]:
     try:
         fields = json.loads(body)
     except ValueError:
         raise Refused(422, "invalid_request", "Corps JSON illisible.") from None
-    if not isinstance(fields, dict) or not fields.keys() <= ACCEPTED_FIELDS:
+    if not isinstance(fields, dict) or not fields.keys() <= accepted:
         raise Refused(422, "invalid_request", "Champ non pris en charge par le plancher.")
+    return fields
+
+
+def money_of(fields: dict[str, Any]) -> tuple[catalogue.PaymentMode, int, str, str]:
+    """The request's Mobile Money mode, amount, currency and number, or Refused (422)."""
     mode = catalogue.find(str(fields.get("operator", "")))
     if mode is None or mode.is_card:
         raise Refused(422, "invalid_request", "Opérateur Mobile Money inconnu.")
@@ -217,6 +331,13 @@ def parse(body: bytes) -> tuple[catalogue.PaymentMode, int, str, str, dict[str, 
     phone = str(fields.get("phone_number", "")).removeprefix("+")
     if not phone.isdigit() or not phone.endswith("0000"):
         raise Refused(422, "invalid_request", "Le plancher n'enregistre que les numéros en 0000.")
+    return mode, amount, currency, phone
+
+
+def parse(body: bytes) -> tuple[catalogue.PaymentMode, int, str, str, dict[str, Any]]:
+    """The request's mode, amount, currency, number and customer, or Refused (422)."""
+    fields = fields_of(body, ACCEPTED_FIELDS)
+    mode, amount, currency, phone = money_of(fields)
     given = fields.get("customer") or {}
     if not isinstance(given, dict):
         raise Refused(422, "invalid_request", "Client invalide.")
@@ -291,6 +412,54 @@ async def record(pool: asyncpg.Pool, headers: list[tuple[bytes, bytes]], body: b
     return json.dumps({"success": True, "data": payment}).encode()
 
 
+async def pay_out(pool: asyncpg.Pool, headers: list[tuple[bytes, bytes]], body: bytes) -> bytes:
+    """One durable payout, paid at once; its object as the response body."""
+    fields = fields_of(body, PAYOUT_FIELDS)
+    mode, amount, currency, phone = money_of(fields)
+    external_id = fields.get("external_id")
+    if external_id is not None and not isinstance(external_id, str):
+        raise Refused(422, "invalid_request", "external_id invalide.")
+    digest = caller_digest(headers)
+    reference = f"pyo_{secrets.token_hex(12)}"
+    now = datetime.now(UTC)
+    stamp = now.isoformat()
+    try:
+        row = await pool.fetchrow(
+            PAYOUT, digest, reference, amount, currency, mode.operator, now, external_id, phone,
+            uuid.uuid4(), stamp,
+        )  # fmt: skip
+    except asyncpg.PostgresError as error:
+        if error.sqlstate == NOT_COVERED:
+            raise Refused(402, "insufficient_funds", "Solde insuffisant.") from None
+        raise
+    if not row["known"]:
+        raise Refused(401, "unauthorized", "Clé API absente ou invalide.")
+    if row["fee_amount"] is None:
+        raise Refused(422, "invalid_request", "Transferts fermés, montant hors bornes ou rejeu.")
+    fee = row["fee_amount"]
+    payout = {
+        "reference": reference,
+        "status": "succeeded",
+        "amount": amount,
+        "fee_amount": fee,
+        "total_debited": amount + fee,
+        "currency": currency,
+        "operator": mode.operator,
+        "phone_number": phone[:-4] + "****",
+        "beneficiary_name": None,
+        "reason": None,
+        "awaiting_approval": False,
+        "failure_code": None,
+        "failure_message": None,
+        "external_id": external_id,
+        "metadata": None,
+        "livemode": False,
+        "completed_at": stamp,
+        "created_at": stamp,
+    }
+    return json.dumps({"success": True, "data": payout}).encode()
+
+
 async def answer(send: Any, status: int, body: bytes) -> None:
     await send(
         {
@@ -338,6 +507,7 @@ async def lifespan(state: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 _STATE: dict[str, Any] = {}
+ROUTES = {PATH: record, PAYOUTS_PATH: pay_out}
 
 
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -346,12 +516,13 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         return
     if scope["type"] != "http":
         return
-    if scope["method"] != "POST" or scope["path"] != PATH:
+    handle = ROUTES.get(scope["path"]) if scope["method"] == "POST" else None
+    if handle is None:
         await answer(send, 404, b'{"success": false, "error": {"code": "not_found"}}')
         return
     body = await read_body(receive)
     try:
-        await answer(send, 201, await record(_STATE["pool"], scope["headers"], body))
+        await answer(send, 201, await handle(_STATE["pool"], scope["headers"], body))
     except Refused as refused:
         error = {"code": refused.code, "message": refused.message}
         await answer(send, refused.status, json.dumps({"success": False, "error": error}).encode())

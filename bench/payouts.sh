@@ -2,9 +2,11 @@
 # Payouts from one merchant's balance against PostgreSQL alone updating one row per
 # transaction (issue 13: >= 0.8 x, never overdrawn). See bench/README.md.
 #
-#   bench/payouts.sh            Cauri's POST /api/v1/payouts from one merchant (wrk), then
-#                               pgbench debiting one row, then payouts from MERCHANTS
-#                               merchants' balances in turn, ROUNDS times; then a merchant
+#   bench/payouts.sh            Cauri's POST /api/v1/payouts from one merchant (wrk), the
+#                               floor's (bench/floor.py: the same payout in one statement,
+#                               FLOOR=0 skips it) from the same balance, pgbench debiting one
+#                               row, then Cauri's payouts from MERCHANTS merchants' balances
+#                               in turn, ROUNDS times; then a merchant
 #                               whose balance runs out during the run (most requests refused
 #                               with 402 insufficient_funds); the ledger checks; ratios last
 #   bench/payouts.sh profile    py-spy on Cauri's server processes during one payouts run
@@ -34,6 +36,7 @@ PAYOUT_FEE_PERCENT=${PAYOUT_FEE_PERCENT:-1}  # a fee, so that a payout has three
 CREDIT=${CREDIT:-100000000}                  # the merchant's balance: never runs out
 SMALL_CREDIT=${SMALL_CREDIT:-101050}         # runs out: 100 payouts of 1,010, 50 left
 MERCHANTS=${MERCHANTS:-200}                  # the many balances' run (0: none)
+FLOOR=${FLOOR:-1}                            # the floor's payouts from one balance (0: none)
 WEBHOOK_URL=${WEBHOOK_URL:-https://receiver.invalid/cauri}  # "" : no delivery, no job
 PGBENCH_ARGS=${PGBENCH_ARGS:--M prepared}
 CAURI_PORT=${CAURI_PORT:-8811}
@@ -97,7 +100,7 @@ setup() {
 serve() {
   "$BIN/cauri" serve --workers 2 --no-worker --port "$CAURI_PORT" >"$WORK/cauri.log" 2>&1 &
   PIDS+=($!)
-  CAURI_PID=$!
+  SERVER_PID=$!
   wait_ready "$CAURI_PORT" /api/v1/payouts
   if [[ -n "$WEBHOOK_URL" ]]; then
     for key in "$BIG_KEY" "$SMALL_KEY" $(cat "$WORK/many.keys"); do
@@ -108,25 +111,33 @@ serve() {
   fi
 }
 
+floor_serve() {  # bench/floor.py on Cauri's port: the webhook endpoints serve() set stay
+  "$BIN/uvicorn" --app-dir bench floor:app --workers 2 --port "$CAURI_PORT" --no-access-log \
+    --log-level warning >"$WORK/floor.log" 2>&1 &
+  PIDS+=($!)
+  SERVER_PID=$!
+  wait_ready "$CAURI_PORT" /api/v1/payouts
+}
+
 wrk_run() {  # key run duration [key file]: the RESULT line
   BENCH_KEY="$1" BENCH_RUN="$2" BENCH_AMOUNT="$AMOUNT" BENCH_KEYS="${4:-}" wrk -t"$THREADS" -c"$CONNECTIONS" \
     -d"$3" --timeout 10s --latency -s bench/payouts.lua "http://127.0.0.1:$CAURI_PORT" \
     | tee -a "$WORK/wrk.log" | grep '^RESULT'
 }
 
-measure_cauri() {  # variant round key [key file]
+measure() {  # variant server round key [key file]
   local line server_before pg_before server_ticks pg_ticks requests
-  server_before=$(ticks_of $(tree_of "$CAURI_PID"))
+  server_before=$(ticks_of $(tree_of "$SERVER_PID"))
   pg_before=$(ticks_of $(backends))
-  sampler_start "$WORK/sample.$1.$2"
-  line=$(wrk_run "$3" "$1-$2" "$DURATION" "${4:-}")
-  server_ticks=$(spent "$server_before" "$(ticks_of $(tree_of "$CAURI_PID"))")
+  sampler_start "$WORK/sample.$1.$2.$3"
+  line=$(wrk_run "$4" "$1-$2-$3" "$DURATION" "${5:-}")
+  server_ticks=$(spent "$server_before" "$(ticks_of $(tree_of "$SERVER_PID"))")
   pg_ticks=$(spent "$pg_before" "$(ticks_of $(backends))")
   requests=$(awk '{ split($2, kv, "="); print kv[2] }' <<<"$line")
   # CPU per request answered, in ms: the server's processes, and PostgreSQL's backends of the
   # bench database (not its WAL writer or checkpointer).
-  echo "$1 cauri $2 ${line#RESULT } server_cpu_ms=$(ms_per "$server_ticks" "$requests")" \
-    "pg_cpu_ms=$(ms_per "$pg_ticks" "$requests") $(sampler_stop "$WORK/sample.$1.$2")" \
+  echo "$1 $2 $3 ${line#RESULT } server_cpu_ms=$(ms_per "$server_ticks" "$requests")" \
+    "pg_cpu_ms=$(ms_per "$pg_ticks" "$requests") $(sampler_stop "$WORK/sample.$1.$2.$3")" \
     "load=$(load | tr ' ' /)" | tee -a "$WORK/results"
 }
 
@@ -184,8 +195,8 @@ check() {  # merchant credited (minor units)
 }
 
 serve_stop() {  # PostgreSQL is shared: the server's pooled connections are given back
-  kill "$CAURI_PID"
-  wait "$CAURI_PID" 2>/dev/null || true
+  kill "$SERVER_PID"
+  wait "$SERVER_PID" 2>/dev/null || true
 }
 
 compare() {
@@ -197,21 +208,28 @@ compare() {
     serve
     echo "== round $round: one merchant, balance $CREDIT XOF, warm-up $WARMUP, load $(load)"
     wrk_run "$BIG_KEY" "warmup-$round" "$WARMUP" >/dev/null
-    measure_cauri one "$round" "$BIG_KEY"
+    measure one cauri "$round" "$BIG_KEY"
     serve_stop
+    if ((FLOOR)); then
+      floor_serve
+      echo "== round $round: the floor (bench/floor.py), one merchant, load $(load)"
+      wrk_run "$BIG_KEY" "warmup-floor-$round" "$WARMUP" >/dev/null
+      measure one floor "$round" "$BIG_KEY"
+      serve_stop
+    fi
     measure_pgbench "$round"
     if ((MERCHANTS > 0)); then
       serve
       echo "== round $round: $MERCHANTS merchants' balances in turn, warm-up $WARMUP, load $(load)"
       wrk_run "" "warmup-many-$round" "$WARMUP" "$WORK/many.keys" >/dev/null
-      measure_cauri many "$round" "" "$WORK/many.keys"
+      measure many cauri "$round" "" "$WORK/many.keys"
       serve_stop
     fi
   done
   serve
   echo "== a balance that runs out: $SMALL_CREDIT XOF, load $(load)"
   wrk_run "$BIG_KEY" warmup-short "$WARMUP" >/dev/null
-  measure_cauri short 1 "$SMALL_KEY"
+  measure short cauri 1 "$SMALL_KEY"
   serve_stop
   echo "== ledger checks (bench/payouts_check.sql): the merchant that never ran out"
   check "$BIG_ID" "$CREDIT"
@@ -224,7 +242,10 @@ compare() {
     function field(name,   i, kv) {
       for (i = 4; i <= NF; i++) { split($i, kv, "="); if (kv[1] == name) return kv[2] }
     }
-    $1 == "one" { c += field("paid") / field("seconds"); nc++; p99 = p99 sprintf(" %.1f", field("p99_ms"))
+    $1 == "one" && $2 == "floor" { f += field("paid") / field("seconds"); nf++; fp99 = fp99 sprintf(" %.1f", field("p99_ms"))
+      ferrors += field("other") + field("socket_errors") + field("refused")
+      fsrv += field("server_cpu_ms"); fpg += field("pg_cpu_ms"); fw += field("lock_wait") }
+    $1 == "one" && $2 == "cauri" { c += field("paid") / field("seconds"); nc++; p99 = p99 sprintf(" %.1f", field("p99_ms"))
       errors += field("other") + field("socket_errors") + field("refused")
       srv += field("server_cpu_ms"); cpg += field("pg_cpu_ms"); cw += field("lock_wait"); ci += field("idle_in_tx")
       rounds[nc] = field("paid") / field("seconds") }
@@ -246,6 +267,10 @@ compare() {
       if (nm) printf "payouts/s (%d balances in turn): %.0f (p99 ms:%s), answers other than 201: %d; CPU ms per payout: server %.2f + PostgreSQL %.2f\n", \
         '"$MERCHANTS"', m / nm, mp99, merrors, msrv / nm, mpg / nm
       printf "balance that runs out: %s\n", short
+      if (nf) printf "floor payouts/s (one merchant): %.0f (p99 ms:%s), answers other than 201: %d; CPU ms per payout: server %.2f + PostgreSQL %.2f; backends waiting for a lock %.1f\n", \
+        f / nf, fp99, ferrors, fsrv / nf, fpg / nf, fw / nf
+      if (nf) printf "RATIO floor payouts / one-row pgbench %.3f (what any HTTP server reaches here)\n", (f / nf) / (b / nb)
+      if (nf) printf "RATIO cauri / floor payouts (one balance) %.3f\n", (c / nc) / (f / nf)
       if (nm) printf "RATIO payouts one balance / many balances %.3f (the balance row'"'"'s own cost)\n", (c / nc) / (m / nm)
       printf "RATIO payouts / one-row pgbench %.3f (rounds:%s)   target >= 0.8\n", (c / nc) / (b / nb), by_round
     }' "$WORK/results"
@@ -255,9 +280,9 @@ profile() {
   setup
   serve
   echo "== profile: warm-up $WARMUP, then py-spy ($PY_SPY, ${PROFILE_RATE} Hz) on the server"
-  echo "   processes of cauri serve (pid $CAURI_PID and its children) during wrk -d$DURATION"
+  echo "   processes of cauri serve (pid $SERVER_PID and its children) during wrk -d$DURATION"
   wrk_run "$BIG_KEY" warmup "$WARMUP" >/dev/null
-  uvx --from "$PY_SPY" py-spy record --pid "$CAURI_PID" --subprocesses --nonblocking \
+  uvx --from "$PY_SPY" py-spy record --pid "$SERVER_PID" --subprocesses --nonblocking \
     --rate "$PROFILE_RATE" $PROFILE_ARGS --duration "$((SECONDS_RUN + 1))" --format raw \
     -o "$WORK/cauri.collapsed" >"$WORK/py-spy.log" 2>&1 &
   local spy=$!

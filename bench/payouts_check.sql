@@ -35,7 +35,7 @@ checks(name, found, expected) AS (VALUES
         = (SELECT count(*) FROM mine WHERE status = 'succeeded'), true),
   ('payouts pending or failed (every one was paid at once, or not recorded)',
     (SELECT count(*) FROM mine WHERE status <> 'succeeded') = 0, true),
-  ('reversals (a refusal undoes its debit in a savepoint: none written)',
+  ('reversals (a payout paid at once has none; a refusal writes no debit)',
     (SELECT count(*) FROM postings WHERE kind = 'payout_reversal') = 0, true)
 )
 SELECT name, found, expected, found = expected FROM checks;
