@@ -5,7 +5,8 @@
 #   bench/payouts.sh            Cauri's POST /api/v1/payouts from one merchant (wrk), the
 #                               floor's (bench/floor.py: the same payout in one statement,
 #                               FLOOR=0 skips it) from the same balance, pgbench debiting one
-#                               row, then Cauri's payouts from MERCHANTS merchants' balances
+#                               row, pgbench making the floor's payout (bench/pgbench_payout.py),
+#                               then Cauri's payouts from MERCHANTS merchants' balances
 #                               in turn, ROUNDS times; then a merchant
 #                               whose balance runs out during the run (most requests refused
 #                               with 402 insufficient_funds); the ledger checks; ratios last
@@ -93,6 +94,8 @@ setup() {
   if ((MERCHANTS > 0)); then
     "$BIN/python" bench/seed_merchants.py "$MERCHANTS" "$CREDIT" >"$WORK/many.keys"
   fi
+  "$BIN/python" bench/pgbench_payout.py "$(printf %s "$BIG_KEY" | sha256sum | cut -d' ' -f1)" \
+    "$AMOUNT" >"$WORK/payout.sql"
   query "CREATE TABLE bench_one_row (id int PRIMARY KEY, balance bigint NOT NULL);
     INSERT INTO bench_one_row VALUES (1, 1000000000000)"
 }
@@ -185,6 +188,19 @@ measure_pgbench() {  # round
     "$(sampler_stop "$WORK/sample.pgbench.$1") load=$(load | tr ' ' /)" | tee -a "$WORK/results"
 }
 
+measure_pgbench_payout() {  # round: the floor's payout statement, PostgreSQL alone
+  wait_for_connections "$((CONNECTIONS + 5))"
+  local before after
+  before=$(query "SELECT count(*) FROM payouts")
+  pgbench -n -f "$WORK/payout.sql" -c "$CONNECTIONS" -j "$THREADS" -T "$SECONDS_RUN" \
+    -M prepared "$CAURI_DATABASE_URL" >"$WORK/pgbench-payout.$1" 2>&1
+  after=$(query "SELECT count(*) FROM payouts")
+  echo "payout pgbench $1 payouts=$((after - before))" \
+    "tps=$(awk '/^tps/ { print $3; exit }' "$WORK/pgbench-payout.$1")" \
+    "failed=$(awk '/failed transactions/ { print $5; exit }' "$WORK/pgbench-payout.$1")" \
+    "load=$(load | tr ' ' /)" | tee -a "$WORK/results"
+}
+
 check() {  # merchant credited (minor units)
   psql "$CAURI_DATABASE_URL" -qAtX -v merchant="$1" -v credited="$2" -f bench/payouts_check.sql \
     | tee -a "$WORK/checks" | sed 's/^/   /'
@@ -218,6 +234,9 @@ compare() {
       serve_stop
     fi
     measure_pgbench "$round"
+    if ((FLOOR)); then
+      measure_pgbench_payout "$round"
+    fi
     if ((MERCHANTS > 0)); then
       serve
       echo "== round $round: $MERCHANTS merchants' balances in turn, warm-up $WARMUP, load $(load)"
@@ -242,6 +261,7 @@ compare() {
     function field(name,   i, kv) {
       for (i = 4; i <= NF; i++) { split($i, kv, "="); if (kv[1] == name) return kv[2] }
     }
+    $1 == "payout" { p += field("tps"); np++; pf += field("failed") }
     $1 == "one" && $2 == "floor" { f += field("paid") / field("seconds"); nf++; fp99 = fp99 sprintf(" %.1f", field("p99_ms"))
       ferrors += field("other") + field("socket_errors") + field("refused")
       fsrv += field("server_cpu_ms"); fpg += field("pg_cpu_ms"); fw += field("lock_wait") }
@@ -269,6 +289,8 @@ compare() {
       printf "balance that runs out: %s\n", short
       if (nf) printf "floor payouts/s (one merchant): %.0f (p99 ms:%s), answers other than 201: %d; CPU ms per payout: server %.2f + PostgreSQL %.2f; backends waiting for a lock %.1f\n", \
         f / nf, fp99, ferrors, fsrv / nf, fpg / nf, fw / nf
+      if (np) printf "PostgreSQL alone making the floor'"'"'s payout from one balance (pgbench): %.0f tps (failed transactions: %d)\n", p / np, pf
+      if (np) printf "RATIO whole payouts by PostgreSQL alone / one-row pgbench %.3f (the database'"'"'s own bound)\n", (p / np) / (b / nb)
       if (nf) printf "RATIO floor payouts / one-row pgbench %.3f (what any HTTP server reaches here)\n", (f / nf) / (b / nb)
       if (nf) printf "RATIO cauri / floor payouts (one balance) %.3f\n", (c / nc) / (f / nf)
       if (nm) printf "RATIO payouts one balance / many balances %.3f (the balance row'"'"'s own cost)\n", (c / nc) / (m / nm)
