@@ -149,6 +149,24 @@ async def test_own_account_needs_a_validated_payout_account(
     assert await merchant_available(runtime, merchant.id) == 4000
 
 
+async def test_an_own_account_payout_the_balance_does_not_cover_takes_and_records_nothing(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """The own account is read in the request's transaction before the payout's statement
+    runs in it: the statement's failure rolls that transaction back, and the answer is the
+    402, not a 500."""
+    merchant = await make_merchant(runtime)
+    await top_up(runtime, merchant.id, 999)
+    await set_payout_account(runtime, merchant.id, "22961000000", validated=True)
+    response = await client.post(PAYOUTS, json={"amount": 1000}, headers=merchant.headers())
+    assert_error(response, 402, "insufficient_funds")
+    assert await scalar(runtime, "SELECT count(*) FROM payouts") == 0
+    assert await merchant_available(runtime, merchant.id) == 999
+    covered = await client.post(PAYOUTS, json={"amount": 999}, headers=merchant.headers())
+    assert covered.status_code == 201, covered.text
+    assert await merchant_available(runtime, merchant.id) == 0
+
+
 async def test_external_id_makes_creation_idempotent_per_environment(
     client: httpx.AsyncClient, runtime: Runtime
 ) -> None:
