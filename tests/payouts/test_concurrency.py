@@ -4,6 +4,7 @@ app, asserting what happened and what did not."""
 from __future__ import annotations
 
 import asyncio
+import random
 from collections import Counter
 from decimal import Decimal
 
@@ -12,7 +13,7 @@ import httpx
 from cauri.kit.db import unit_of_work
 from cauri.platform.service import update_settings
 from cauri.runtime import Runtime
-from tests.payments.builders import merchant_available
+from tests.payments.builders import PAYMENTS, merchant_available
 from tests.payouts.builders import (
     REFUSED,
     STAYS_PENDING,
@@ -22,7 +23,7 @@ from tests.payouts.builders import (
     set_limits,
     top_up,
 )
-from tests.support import make_merchant, scalar
+from tests.support import make_merchant, momo_body, scalar
 
 FEE = 10
 
@@ -77,6 +78,45 @@ async def test_200_simultaneous_payouts_never_overdraw_the_balance(
         runtime, "SELECT sum(amount + fee_amount) FROM payouts WHERE status <> 'failed'"
     )
     assert debited == taken == covered * (1000 + FEE)
+
+
+async def test_payouts_and_payments_at_once_on_one_balance_lose_nothing_and_never_overdraw(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """Payouts paid in one statement (the balance locked by `ledger_debit` inside it) while
+    payments credit the same balance without a lock: every credit is counted by the debits
+    after it, whatever the order they commit in, and no debit takes what is not there."""
+    merchant = await make_merchant(runtime)
+    await top_up(runtime, merchant.id, 20 * 1000)
+    operations = [create(client, merchant.headers(), amount=1000) for _ in range(100)]
+    operations += [
+        client.post(PAYMENTS, json=momo_body(amount=1000), headers=merchant.headers())
+        for _ in range(50)
+    ]
+    random.Random(11).shuffle(operations)
+    responses = await asyncio.gather(*operations)
+
+    payouts = [r for r in responses if r.request.url.path.endswith("/payouts")]
+    payments = [r for r in responses if r.request.url.path.endswith("/payments")]
+    assert Counter(r.status_code for r in payments) == {201: 50}
+    outcomes = Counter(r.status_code for r in payouts)
+    assert set(outcomes) <= {201, 402}
+    assert 20 <= outcomes[201] <= 70
+    # What came in, less what went out: nothing lost, nothing taken twice, never below zero.
+    remaining = 20 * 1000 + 50 * 1000 - outcomes[201] * 1000
+    assert await merchant_available(runtime, merchant.id) == remaining >= 0
+    debits = await scalar(
+        runtime,
+        "SELECT count(*) FROM ledger_transactions WHERE kind = 'payout' AND reference IN "
+        "(SELECT reference FROM payouts WHERE merchant_id = :merchant)",
+        merchant=merchant.id,
+    )
+    assert debits == outcomes[201] == await scalar(runtime, "SELECT count(*) FROM payouts")
+    # The last debit folds every credit: covering exactly what is left succeeds.
+    if remaining:
+        final = await create(client, merchant.headers(), amount=remaining)
+        assert final.status_code == 201, final.text
+        assert await merchant_available(runtime, merchant.id) == 0
 
 
 async def test_simultaneous_replays_make_one_payout(
