@@ -11,7 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import text
 
+from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.calls.builders import (
@@ -132,6 +134,31 @@ async def test_a_request_the_operator_never_got_is_sent_again_under_the_same_ref
     assert [s.reference for s in sends] == [payment["reference"]] * 2
     await poll_after(runtime, worker, 120)
     assert await status_of(client, merchant, f"payments/{payment['reference']}") == "succeeded"
+
+
+async def test_a_request_is_never_sent_again_for_a_row_that_no_longer_waits(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    network: ScriptedNetwork,
+    merchant: MerchantKeys,
+) -> None:
+    """Issue 23 (2): a status query that finds the operator never got a payout's request
+    re-sends it only while the payout waits; a payout ended by anything else (here by hand,
+    as the send job once did) is flagged for a person, never paid a second time."""
+    await top_up(runtime, merchant.id, 5000, livemode=True)
+    network.send[NUMBER] = UNKNOWN
+    network.statuses[NUMBER] = [NOT_FOUND]
+    payout = (await live_payout(client, merchant)).json()["data"]
+    async with unit_of_work(runtime.sessionmaker) as session:
+        await session.execute(
+            text("UPDATE payouts SET status = 'failed' WHERE reference = :reference"),
+            {"reference": payout["reference"]},
+        )
+    await poll_after(runtime, worker, 30)
+    assert len(network.sends("disburse")) == 1
+    operation = await operation_of(runtime, payout["reference"])
+    assert operation["status"] == "pending" and operation["review_required_at"] is not None
 
 
 async def test_a_refusal_at_the_call_is_402_and_recorded_failed(

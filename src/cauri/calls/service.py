@@ -28,7 +28,7 @@ from datetime import datetime
 from urllib.parse import urlsplit
 
 import structlog
-from sqlalchemy import literal, select, text, update
+from sqlalchemy import func, literal, select, text, update
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -69,6 +69,10 @@ class UnreadableCallback(Unauthorized):
 # row and applies the answer if the row still waits for one.
 Apply = Callable[[AsyncSession, Runtime, str, OperatorResult], Awaitable[None]]
 _APPLY: dict[str, Apply] = {}
+# Whether a subject's row still waits for an operator's answer. A request the operator never
+# got is sent again only for a row that waits: money is never sent for a row already ended.
+Waiting = Callable[[AsyncSession, str], Awaitable[bool]]
+_WAITING: dict[str, Waiting] = {}
 
 
 @dataclass(frozen=True)
@@ -77,9 +81,25 @@ class Subject:
     reference: str
 
 
-def register(kind: str, apply: Apply) -> None:
-    """A domain says how an operator's answer about one of its rows is applied."""
+def register(kind: str, apply: Apply, waiting: Waiting) -> None:
+    """A domain says how an operator's answer about one of its rows is applied, and how to
+    tell that the row still waits for one."""
     _APPLY[kind] = apply
+    _WAITING[kind] = waiting
+
+
+async def recorded(session: AsyncSession, subject: Subject, action: Action) -> bool:
+    """Whether an operation was recorded for this subject and action: its request may have
+    reached the operator, so only that operation's answer (or a person's settlement) may
+    end the subject (DESIGN, live money)."""
+    found = await session.scalar(
+        select(OperatorOperation.id).where(
+            OperatorOperation.subject == subject.kind,
+            OperatorOperation.subject_ref == subject.reference,
+            OperatorOperation.action == action.value,
+        )
+    )
+    return found is not None
 
 
 def callback_url(runtime: Runtime, connector: str, reference: str) -> str | None:
@@ -284,22 +304,30 @@ async def poll(
     routed = await runtime.operators.by_name(session, operation.connector)
     action = Action(operation.action)
     request = requests.decode(action, operation.request)
+    subject = Subject(operation.subject, operation.subject_ref)
     polls_done, sent_at = operation.polls, operation.created_at
     await session.commit()  # nothing is held while the operator is asked
     if routed is None:
-        # The connector account was removed: the outcome is still owed, ask later.
+        # The connector account was removed or cannot be built (no CAURI_SECRET_KEY on this
+        # process, …): the outcome is still owed, asked again later, and a person is told.
         log.warning("calls.connector_missing", operation_id=str(operation_id))
         result = OperatorResult(Outcome.PENDING, unknown=True)
         connector = operation.connector
+        await _flag_for_review(session, runtime, operation_id)
     else:
         connector = routed.connector
         result = await requests.status(routed.adapter, action, request)
         if result.unknown_reference:
-            # The operator never got it (we died before sending, or it was lost on the
-            # way): the same request again, under the same reference.
-            exchanges = result.exchanges
-            result = await requests.send(routed.adapter, action, request)
-            result = _with_exchanges(result, exchanges + result.exchanges)
+            if await _WAITING[subject.kind](session, subject.reference):
+                # The operator never got it (we died before sending, or it was lost on the
+                # way): the same request again, under the same reference.
+                exchanges = result.exchanges
+                result = await requests.send(routed.adapter, action, request)
+                result = _with_exchanges(result, exchanges + result.exchanges)
+            else:
+                # Its row was ended by something other than this operation's answer: never
+                # sent again; a person looks at it.
+                await _flag_for_review(session, runtime, operation_id)
     await _exchanges(session, runtime, connector, operation_id, result.exchanges)
     await _settle(session, runtime, operation_id, result)
     if not scheduled or result.outcome is not Outcome.PENDING:
@@ -325,7 +353,11 @@ async def _flag_for_review(
     await session.execute(
         update(OperatorOperation)
         .where(OperatorOperation.id == operation_id)
-        .values(review_required_at=runtime.clock.now())
+        .values(
+            review_required_at=func.coalesce(
+                OperatorOperation.review_required_at, runtime.clock.now()
+            )
+        )
     )
     log.warning("calls.review_required", operation_id=str(operation_id))
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.calls import availability, requests
@@ -118,6 +119,14 @@ class Flow(Generic[Row]):
 
     async def lock(self, session: AsyncSession, reference: str) -> Row | None:
         return await lookups.locked(session, self.model, self.model.reference == reference)
+
+    async def waiting(self, session: AsyncSession, reference: str) -> bool:
+        """Whether the row still waits for its operator's answer (the call protocol's
+        `Waiting`)."""
+        status = await session.scalar(
+            select(self.model.status).where(self.model.reference == reference)
+        )
+        return status == Outcome.PENDING
 
     async def debit(self, session: AsyncSession, row: Row, at: datetime) -> None:
         """Takes the row's money out: the source must cover it, else 402

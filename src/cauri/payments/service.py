@@ -659,4 +659,10 @@ async def _apply_answer(
         await payments.apply(session, runtime, payment, result)
 
 
-calls.register("payment", _apply_answer)
+async def _waiting(session: AsyncSession, reference: str) -> bool:
+    """Whether a payment still waits for its collection's answer."""
+    status = await session.scalar(select(Payment.status).where(Payment.id == uuid.UUID(reference)))
+    return status == Outcome.PENDING
+
+
+calls.register("payment", _apply_answer, _waiting)

@@ -468,10 +468,15 @@ class PayoutService:
         return payout
 
     async def send_approved(self, session: AsyncSession, runtime: Runtime, reference: str) -> None:
-        """The job after an approval. With no adapter for the operator in this process the
-        payout fails and the balance is re-credited: it never stays debited and unsent."""
+        """The job after an approval. Once an operation was recorded for the payout (a run
+        of this job that sent it, then died), only that operation's answer ends it: its
+        status queries go through the connector it names, whatever the routes say now.
+        Otherwise, with nothing to send it through, the payout fails and the balance is
+        re-credited: it never stays debited and unsent."""
         payout = await _FLOW.lock(session, reference)
         if payout is None or payout.status != Outcome.PENDING or payout.approval != APPROVED:
+            return
+        if await calls.recorded(session, calls.Subject(_FLOW.kind, reference), Action.DISBURSE):
             return
         routed = await runtime.operators.route(
             session, payout.operator, Action.DISBURSE, payout.livemode
@@ -530,4 +535,4 @@ async def _apply_answer(
         )
 
 
-calls.register("payout", _apply_answer)
+calls.register("payout", _apply_answer, _FLOW.waiting)

@@ -419,5 +419,5 @@ def _fail(plan: InstallmentPlan, reason: str) -> None:
     plan.refund_failure_reason = reason
 
 
-calls.register(_FLOW.kind, _apply_answer)
+calls.register(_FLOW.kind, _apply_answer, _FLOW.waiting)
 payments.instalment_settled = instalment_settled

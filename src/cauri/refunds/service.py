@@ -333,4 +333,4 @@ async def _apply_answer(
         await _FLOW.apply(session, runtime, refund, result, finish)
 
 
-calls.register("refund", _apply_answer)
+calls.register("refund", _apply_answer, _FLOW.waiting)
