@@ -22,6 +22,7 @@ from cauri.operators.protocol import (
     Notice,
     OperatorResult,
     Outcome,
+    RefundSupport,
 )
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
@@ -50,6 +51,7 @@ class ScriptedNetwork:
     statuses: dict[str, list[OperatorResult]] = field(default_factory=lambda: defaultdict(list))
     seen: list[Sent] = field(default_factory=list)
     decides_offline = False
+    refunds = RefundSupport.PARTIAL
     # Requests to these numbers are held in flight until the test sets the event.
     gates: dict[str, asyncio.Event] = field(default_factory=dict)
     asked: asyncio.Event = field(default_factory=asyncio.Event)  # set by the first request

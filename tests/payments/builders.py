@@ -23,6 +23,7 @@ from cauri.operators.protocol import (
     Notice,
     OperatorResult,
     Outcome,
+    RefundSupport,
 )
 from cauri.platform.service import update_settings
 from cauri.runtime import Runtime
@@ -115,6 +116,7 @@ class FakeLiveOperator:
     outcome: Outcome = Outcome.SUCCEEDED
     collections: list[Collection] = field(default_factory=list)
     decides_offline = False  # a network: engaged only once the payment is recorded
+    refunds = RefundSupport.PARTIAL
 
     async def collect(self, collection: Collection) -> OperatorResult:
         self.collections.append(collection)

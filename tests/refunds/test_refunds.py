@@ -239,3 +239,63 @@ async def test_simultaneous_refunds_of_one_payment_make_one(
     assert Counter(r.status_code for r in responses) == {201: 1, 409: 29}
     assert await scalar(runtime, "SELECT count(*) FROM refunds") == 1
     assert await merchant_available(runtime, merchant.id) == 5000
+
+
+async def test_a_refund_retried_under_its_external_id_is_the_first_one(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """Issue 23 (1): a refund retried after a timeout was a second refund. Under the same
+    external_id it is the first one (200), even once the payment is wholly refunded."""
+    merchant = await make_merchant(runtime)
+    payment = await paid_payment(client, merchant, amount=3000)
+    first = await ask_refund(client, merchant, payment["reference"], amount=1000, external_id="r-1")
+    assert first.status_code == 201, first.text
+    assert first.json()["data"]["external_id"] == "r-1"
+    again = await ask_refund(client, merchant, payment["reference"], amount=1000, external_id="r-1")
+    assert again.status_code == 200, again.text
+    assert again.json()["data"] == first.json()["data"]
+    assert await merchant_available(runtime, merchant.id) == 2000
+    rest = await ask_refund(client, merchant, payment["reference"], external_id="r-2")
+    assert rest.status_code == 201, rest.text
+    replayed = await ask_refund(client, merchant, payment["reference"], external_id="r-2")
+    assert replayed.status_code == 200 and replayed.json()["data"] == rest.json()["data"]
+    assert await scalar(runtime, "SELECT count(*) FROM refunds") == 2
+    assert await merchant_available(runtime, merchant.id) == 0
+
+
+async def test_simultaneous_retries_under_one_external_id_make_one_refund(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    payment = await paid_payment(client, merchant, amount=5000)
+    responses = await asyncio.gather(
+        *(
+            ask_refund(client, merchant, payment["reference"], amount=100, external_id="once")
+            for _ in range(20)
+        )
+    )
+    assert Counter(r.status_code for r in responses) == {201: 1, 200: 19}
+    assert len({r.json()["data"]["reference"] for r in responses}) == 1
+    assert await scalar(runtime, "SELECT count(*) FROM refunds") == 1
+    assert await merchant_available(runtime, merchant.id) == 4900
+
+
+async def test_an_external_id_names_one_refund_per_account_and_environment(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """Reused for another payment: 409, nothing written. Another account, or live mode,
+    may use the same external_id."""
+    merchant = await make_merchant(runtime)
+    first = await paid_payment(client, merchant, amount=1000)
+    second = await paid_payment(client, merchant, amount=1000)
+    assert (
+        await ask_refund(client, merchant, first["reference"], external_id="x")
+    ).status_code == (201)
+    reused = await ask_refund(client, merchant, second["reference"], external_id="x")
+    assert_error(reused, 409, "conflict")
+    assert await scalar(runtime, "SELECT count(*) FROM refunds") == 1
+    other = await make_merchant(runtime)
+    theirs = await paid_payment(client, other, amount=1000)
+    assert (
+        await ask_refund(client, other, theirs["reference"], external_id="x")
+    ).status_code == 201

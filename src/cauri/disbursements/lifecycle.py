@@ -123,10 +123,9 @@ class Flow(Generic[Row]):
     async def waiting(self, session: AsyncSession, reference: str) -> bool:
         """Whether the row still waits for its operator's answer (the call protocol's
         `Waiting`)."""
-        status = await session.scalar(
-            select(self.model.status).where(self.model.reference == reference)
-        )
-        return status == Outcome.PENDING
+        model: Any = self.model  # a mapped class: its attributes are columns
+        status = await session.scalar(select(model.status).where(model.reference == reference))
+        return bool(status == Outcome.PENDING)
 
     async def debit(self, session: AsyncSession, row: Row, at: datetime) -> None:
         """Takes the row's money out: the source must cover it, else 402

@@ -46,6 +46,8 @@ MESSAGES: dict[str, str] = {
     "cinetpay_refunds_not_offered": "Le prestataire de cet opérateur ne rembourse pas.",
     "cinetpay_amount_not_multiple_of_5": "CinetPay n'accepte que des montants multiples de 5.",
     "session_not_found": "Le paiement est introuvable chez l'opérateur.",
+    "partial_refund_not_offered": "Cet opérateur ne rembourse un paiement qu'en entier, "
+    "commission comprise ; rien n'a été envoyé.",
     "transaction_not_found": "L'opération est introuvable chez l'opérateur.",
     # Operators' answers about the customer's or beneficiary's account.
     "payer_not_found": _NOT_A_WALLET,

@@ -23,6 +23,14 @@ class Refund(Base):
         CheckConstraint("status IN ('pending', 'succeeded', 'failed')", name="status"),
         Index("ix_refunds_payment_id", "payment_id"),
         Index("ix_refunds_merchant", "merchant_id", "livemode", "created_at"),
+        Index(
+            "uq_refunds_external_id",
+            "merchant_id",
+            "livemode",
+            "external_id",
+            unique=True,
+            postgresql_where=text("external_id IS NOT NULL"),
+        ),
     )
 
     reference: Mapped[str] = mapped_column(String, primary_key=True)
@@ -32,6 +40,7 @@ class Refund(Base):
     )
     merchant_id: Mapped[str] = mapped_column(ForeignKey("merchants.id"))
     livemode: Mapped[bool]
+    external_id: Mapped[str | None]
     status: Mapped[str]
     amount: Mapped[int] = mapped_column(BigInteger)
     currency: Mapped[str]

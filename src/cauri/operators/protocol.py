@@ -22,6 +22,14 @@ class Outcome(StrEnum):
     PENDING = "pending"
 
 
+class RefundSupport(StrEnum):
+    """What an operator's API can give back of a payment it collected (docs/OPERATORS.md)."""
+
+    PARTIAL = "partial"  # any amount up to what was paid, in one refund or several
+    WHOLE = "whole"  # only all of it, once: what the customer paid, commission included
+    NONE = "none"  # no refund operation
+
+
 @dataclass(frozen=True)
 class Exchange:
     """One HTTP exchange with an operator, as it is recorded: with no secret in it (no
@@ -149,6 +157,9 @@ class OperatorAdapter(Protocol):
     # True when the adapter engages no one and decides from the request alone (the
     # simulator): it may be asked inside a transaction, even before the row is recorded.
     decides_offline: bool
+    # What `refund` can give back of a payment (`refund_of`): checked before a refund is
+    # recorded, so that the operator never sends back more than the ledger takes out.
+    refunds: RefundSupport
 
     async def collect(self, collection: Collection) -> OperatorResult: ...
 

@@ -15,11 +15,14 @@ from cauri.operators.protocol import (
     Notice,
     OperatorResult,
     Outcome,
+    RefundSupport,
 )
 
 
 class Simulator:
     decides_offline = True
+    # Test mode moves no money: every operator refunds any part, as live MTN and pawaPay do.
+    refunds = RefundSupport.PARTIAL
 
     def __init__(self, settle_delay: float) -> None:
         self.settle_delay = settle_delay

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query
+from fastapi.responses import JSONResponse
 
 from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.kit.errors import Conflict, InsufficientFunds, RefundFailed
@@ -21,7 +22,9 @@ Status = Literal["pending", "succeeded", "failed"]
 @router.post(
     "/payments/{reference}/refund",
     status_code=201,
-    responses=answers(RefundObject, Conflict, InsufficientFunds, RefundFailed, status=201),
+    responses=answers(
+        RefundObject, Conflict, InsufficientFunds, RefundFailed, status=201, replayed=True
+    ),
 )
 async def refund_payment(
     reference: str,
@@ -29,11 +32,14 @@ async def refund_payment(
     session: SessionDep,
     runtime: RuntimeDep,
     body: Annotated[RefundCreate | None, Body()] = None,
-) -> dict[str, Any]:
+) -> JSONResponse:
     """Refunds a succeeded Mobile Money payment, in whole or in part (`amount`), from
-    the balance; several refunds until nothing remains."""
+    the balance; several refunds until nothing remains. An operator that refunds only whole
+    (Wave) gives back all the customer paid, once: a partial refund through it is 422. A
+    refund retried under its `external_id` returns the refund made then (200)."""
     request = body if body is not None else RefundCreate()
-    return ok(refund_object(await refunds.create(session, runtime, caller, reference, request)))
+    refund, created = await refunds.create(session, runtime, caller, reference, request)
+    return JSONResponse(ok(refund_object(refund)), status_code=201 if created else 200)
 
 
 @router.get("/refunds", responses=answers(ListEnvelope[RefundObject]))

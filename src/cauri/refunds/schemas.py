@@ -16,7 +16,9 @@ from cauri.models import Refund
 
 class RefundCreate(RequestBody):
     model_config = ConfigDict(
-        json_schema_extra={"examples": [{"amount": 1000, "reason": "Article retourné"}]}
+        json_schema_extra={
+            "examples": [{"amount": 1000, "reason": "Article retourné", "external_id": "avoir-77"}]
+        }
     )
 
     # None: all that remains refundable (DESIGN: Refunds).
@@ -24,12 +26,18 @@ class RefundCreate(RequestBody):
         None, description="At most what remains refundable; left out: all of it."
     )
     reason: Annotated[str, StringConstraints(max_length=255)] | None = None
+    # Idempotency per account and environment, as for payments and payouts: a refund retried
+    # after a timeout under the same external_id is the first one (200), never a second.
+    external_id: Annotated[str, StringConstraints(min_length=1, max_length=255)] | None = Field(
+        None, description="Your reference for this refund: a retry under it refunds nothing more."
+    )
 
 
 def refund_object(refund: Refund) -> dict[str, Any]:
     return {
         "reference": refund.reference,
         "payment": str(refund.payment_id),
+        "external_id": refund.external_id,
         "status": refund.status,
         "amount": to_major(refund.amount, refund.currency),
         "currency": refund.currency,
@@ -49,8 +57,9 @@ class RefundObject(BaseModel):
 
     reference: str = Field(pattern="^re_")
     payment: UUID = Field(description="The reference of the payment refunded.")
+    external_id: str | None
     status: Literal["pending", "succeeded", "failed"]
-    amount: float
+    amount: float = Field(description="What the customer gets back.")
     currency: Currency
     reason: str | None
     failure_code: str | None = Field(description="Why it failed (snake_case); null unless failed.")

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from sqlalchemy import Select, func, insert, or_, select
+from sqlalchemy import Select, func, or_, select
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.calls import service as calls
@@ -39,7 +40,7 @@ from cauri.ledger.movements import Holder, Movement
 from cauri.merchants.auth import Caller
 from cauri.models import Payment, Refund
 from cauri.operators import catalogue
-from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
+from cauri.operators.protocol import Disbursement, OperatorResult, Outcome, RefundSupport
 from cauri.payments.schemas import payment_object
 from cauri.payments.service import payments
 from cauri.plans import settlement as plan_settlement
@@ -109,16 +110,51 @@ async def _refundable(session: AsyncSession, payment: Payment) -> int:
             Refund.payment_id == payment.id, Refund.status != Outcome.FAILED.value
         )
     )
-    return payment.amount - int(taken or 0)
+    # A whole refund gives back the commission the customer paid too: more than `amount`.
+    return max(0, payment.amount - int(taken or 0))
 
 
-def _requested(body: RefundCreate, payment: Payment, remaining: int) -> int:
-    """The amount to refund: the body's, within what remains, or all that remains."""
+async def _support(session: AsyncSession, runtime: Runtime, payment: Payment) -> RefundSupport:
+    """What the operator that would carry this payment's refund can give back; with nothing
+    to carry it, as if it took any amount (the refund is then refused, and recorded, by the
+    lifecycle)."""
+    routed = await runtime.operators.route(
+        session, payment.operator, Action.REFUND, payment.livemode
+    )
+    return RefundSupport.PARTIAL if routed is None else routed.adapter.refunds
+
+
+def _requested(body: RefundCreate, payment: Payment, remaining: int, support: RefundSupport) -> int:
+    """The amount to refund: the body's, within what remains, or all that remains. Through
+    an operator that refunds only whole, all the customer paid (the commission too, when
+    they paid it), once: what that operator gives back is what the ledger takes out."""
+    if support is RefundSupport.NONE:
+        raise RefundFailed(
+            "Le prestataire de cet opérateur ne rembourse pas les paiements ; rien n'a été débité."
+        )
+    if remaining < payment.amount and support is RefundSupport.WHOLE:
+        raise Conflict(
+            "Ce paiement a déjà un remboursement réussi ou en cours, et son opérateur ne "
+            "rembourse qu'une fois, en entier."
+        )
     if remaining <= 0:
         raise Conflict(
             "Ce paiement n'a plus rien à rembourser : ses remboursements réussis ou en cours "
             "en couvrent tout le montant."
         )
+    if support is RefundSupport.WHOLE:
+        whole = payment.total_amount
+        if body.amount is not None and to_minor(body.amount, payment.currency) not in (
+            payment.amount,
+            whole,
+        ):
+            raise InvalidRequest.field(
+                "amount",
+                "L'opérateur de ce paiement ne rembourse qu'en entier : "
+                f"{format_major(whole, payment.currency)}, tout ce que le client a payé ; "
+                "un remboursement partiel est impossible.",
+            )
+        return whole
     if body.amount is None:
         return remaining
     amount = to_minor(body.amount, payment.currency)
@@ -138,12 +174,15 @@ async def _insert(
     amount: int,
     number: str,
     reason: str | None,
-) -> Refund:
-    """A pending refund of `amount` of a locked payment. An instalment's refund is paid from
-    its plan's escrow."""
+    external_id: str | None = None,
+) -> Refund | None:
+    """A pending refund of `amount` of a locked payment; None when `external_id` is taken
+    (by a refund of another payment, committed meanwhile). An instalment's refund is paid
+    from its plan's escrow."""
     now = runtime.clock.now()
     values: dict[str, Any] = {
         "reference": prefixed("re"),
+        "external_id": external_id,
         "payment_id": payment.id,
         "plan_id": payment.plan_id,
         "merchant_id": payment.merchant_id,
@@ -157,7 +196,16 @@ async def _insert(
         "created_at": now,
         "updated_at": now,
     }
-    return (await session.scalars(insert(Refund).values(values).returning(Refund))).one()
+    statement = (
+        insert(Refund)
+        .values(values)
+        .on_conflict_do_nothing(
+            index_elements=[Refund.merchant_id, Refund.livemode, Refund.external_id],
+            index_where=Refund.external_id.is_not(None),
+        )
+        .returning(Refund)
+    )
+    return (await session.scalars(statement)).one_or_none()
 
 
 @dataclass(frozen=True)
@@ -177,17 +225,42 @@ class RefundService:
         caller: Caller,
         payment_reference: str,
         body: RefundCreate,
-    ) -> Refund:
+    ) -> tuple[Refund, bool]:
+        """The refund, and whether it was made now (False: a replay of its `external_id`)."""
         found = await payments.get(session, caller, payment_reference)
         # The payment's lock serializes the refunds of one payment: what remains refundable
-        # is read and taken under it.
+        # is read and taken under it, and a replay finds the refund made before it.
         payment = await payments.lock(session, found.id)
         assert payment is not None  # read just above; payments are never deleted
+        if body.external_id is not None:
+            first = await self._named(session, caller, body.external_id)
+            if first is not None:
+                return _replay(first, payment), False
         number = _check_refundable(payment)
-        amount = _requested(body, payment, await _refundable(session, payment))
-        refund = await _insert(session, runtime, payment, amount, number, body.reason)
+        support = await _support(session, runtime, payment)
+        amount = _requested(body, payment, await _refundable(session, payment), support)
+        refund = await _insert(
+            session, runtime, payment, amount, number, body.reason, body.external_id
+        )
+        if refund is None:
+            first = await self._named(session, caller, body.external_id or "")
+            assert first is not None  # the index refused it for this very one
+            return _replay(first, payment), False
         await self._send(session, runtime, refund, payment)
-        return refund
+        return refund, True
+
+    async def _named(
+        self, session: AsyncSession, caller: Caller, external_id: str
+    ) -> Refund | None:
+        return (
+            await session.scalars(
+                select(Refund).where(
+                    Refund.merchant_id == caller.merchant_id,
+                    Refund.livemode == caller.livemode,
+                    Refund.external_id == external_id,
+                )
+            )
+        ).one_or_none()
 
     async def refund_late_instalment(
         self, session: AsyncSession, runtime: Runtime, payment_id: uuid.UUID
@@ -206,6 +279,7 @@ class RefundService:
             return  # a run of this job already started it
         reason = f"Versement reçu après l'annulation du plan {payment.plan_id}"
         refund = await _insert(session, runtime, payment, remaining, payment.phone_number, reason)
+        assert refund is not None  # no external_id: nothing to conflict on
         try:
             await self._send(session, runtime, refund, payment)
         except CauriError as refusal:
@@ -232,7 +306,9 @@ class RefundService:
         now = runtime.clock.now()
         fully_refunded = False
         if outcome is Outcome.SUCCEEDED:
-            payment.amount_refunded += refund.amount
+            # What the customer got back may exceed `amount` by the commission (a whole
+            # refund); `amount_refunded` counts within `amount`.
+            payment.amount_refunded = min(payment.amount, payment.amount_refunded + refund.amount)
             payment.updated_at = now
             fully_refunded = payment.amount_refunded == payment.amount
             if fully_refunded:
@@ -308,6 +384,17 @@ class RefundService:
 
 
 refunds = RefundService()
+
+
+def _replay(first: Refund, payment: Payment) -> Refund:
+    """The answer to a refund retried under its `external_id`: the refund made then, if it
+    refunds the same payment."""
+    if first.payment_id != payment.id:
+        raise Conflict(
+            "Cet external_id désigne déjà le remboursement d'un autre paiement ; choisissez-en "
+            "un autre."
+        )
+    return first
 
 
 def _payments_named(caller: Caller, reference: str) -> Select[uuid.UUID]:

@@ -6,13 +6,20 @@ ledger reconciled (tests/conftest.py)."""
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import httpx
 import pytest
 
 from cauri.connectors.service import connectors
+from cauri.kit.db import unit_of_work
+from cauri.merchants.service import merchants
+from cauri.operators.config import ConnectorConfig
+from cauri.operators.protocol import Collection, Disbursement, Outcome
+from cauri.operators.wave.connector import WaveConnector
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.fakes.wave import WaveFake
@@ -29,7 +36,7 @@ from tests.operators.live import (
     send_payout,
     status_of,
 )
-from tests.payments.builders import merchant_available, pay
+from tests.payments.builders import count_rows, merchant_available, pay, platform_fees, set_fee
 from tests.payouts.builders import top_up
 from tests.support import MerchantKeys, ServerThread, assert_error, make_merchant, momo_body
 
@@ -377,6 +384,84 @@ async def test_a_refund_refunds_the_checkout_session(
     assert await merchant_available(runtime, merchant.id, livemode=True) == 0
 
 
+async def _paid_with_commission(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: WaveFake,
+    merchant: MerchantKeys,
+    bearer: str,
+) -> dict[str, Any]:
+    """A 10,000 XOF Wave payment with a 1 % commission borne by `bearer`, paid, on a balance
+    topped up with 1,000 XOF."""
+    await set_fee(runtime, merchant.id, "wave_sn", percent="1")
+    async with unit_of_work(runtime.sessionmaker) as session:
+        await merchants.set_fee_bearer(session, merchant.id, bearer)
+    await top_up(runtime, merchant.id, 1000, livemode=True)
+    payment = await live_payment(client, merchant, amount=10_000)
+    fake.pay(session_of(fake, payment["reference"]))
+    await callbacks_received(runtime)
+    await run(runtime, worker)
+    return payment
+
+
+@pytest.mark.parametrize("bearer", ["customer", "merchant"])
+async def test_a_partial_refund_of_a_wave_payment_is_refused_before_anything_is_written(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: WaveFake,
+    merchant: MerchantKeys,
+    bearer: str,
+) -> None:
+    """Issue 23 (1): Wave refunds a session whole; a partial refund would send back all of
+    it and debit the merchant a part."""
+    payment = await _paid_with_commission(client, runtime, worker, fake, merchant, bearer)
+    before = await merchant_available(runtime, merchant.id, livemode=True)
+    response = await client.post(
+        f"/api/v1/payments/{payment['reference']}/refund",
+        json={"amount": 10},
+        headers=merchant.headers(livemode=True),
+    )
+    assert_error(response, 422, "invalid_request")
+    assert "amount" in response.json()["error"]["details"]
+    assert fake.posts("refund") == []
+    assert await count_rows(runtime, "refunds") == 0
+    assert await merchant_available(runtime, merchant.id, livemode=True) == before
+
+
+@pytest.mark.parametrize("bearer", ["customer", "merchant"])
+async def test_a_whole_wave_refund_takes_from_the_ledger_what_wave_gives_back(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: WaveFake,
+    merchant: MerchantKeys,
+    bearer: str,
+) -> None:
+    """The customer gets back the session's total (the commission too when they paid it):
+    the merchant's balance is debited that total, the platform keeps its commission, and
+    the refund's amount says what the customer got; a second refund is 409."""
+    payment = await _paid_with_commission(client, runtime, worker, fake, merchant, bearer)
+    session_id = session_of(fake, payment["reference"])
+    total = 10_100 if bearer == "customer" else 10_000
+    assert fake.sessions[session_id].amount == str(total)
+    assert await platform_fees(runtime, livemode=True) == 100
+    refund = await refund_payment(client, merchant, payment["reference"])
+    assert (refund["amount"], refund["status"]) == (total, "succeeded")
+    assert fake.sessions[session_id].refunded
+    await run(runtime, worker)
+    # 1,000 topped up + what the payment credited − what Wave gave back.
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 900
+    assert await platform_fees(runtime, livemode=True) == 100
+    assert await status_of(client, merchant, f"payments/{payment['reference']}") == "refunded"
+    again = await client.post(
+        f"/api/v1/payments/{payment['reference']}/refund", headers=merchant.headers(True)
+    )
+    assert_error(again, 409, "conflict")
+    assert len(fake.posts("refund")) == 1
+
+
 async def test_a_cancelled_plan_is_refunded_by_a_wave_payout(
     client: httpx.AsyncClient,
     runtime: Runtime,
@@ -442,3 +527,36 @@ async def test_an_authentic_event_about_nothing_of_ours_is_acknowledged(
     assert fake.send_forged_webhook(event, secret=WEBHOOK_SECRET) == 200
     forged = fake.send_forged_webhook(event)  # the same, not signed by Wave's secret
     assert forged == 401
+
+
+async def test_the_connector_never_asks_wave_for_a_refund_of_another_amount(
+    fake: WaveFake,
+) -> None:
+    """The connector's own guard: a session is refunded only for exactly what it collected
+    (Wave would send back all of it whatever Cauri asked)."""
+    connector = WaveConnector(
+        ConnectorConfig(
+            name=CONNECTOR,
+            kind="wave",
+            environment="production",
+            base_url=fake.base_url,
+            settings={"return_url": RETURN_URL},
+            secrets={"api_key": fake.api_key, "webhook_secret": WEBHOOK_SECRET},
+        )
+    )
+    try:
+        reference = str(uuid.uuid4())
+        collection = Collection(reference, "wave_sn", 10_100, "XOF", NUMBER, None)
+        assert (await connector.collect(collection)).outcome is Outcome.PENDING
+        fake.pay(session_of(fake, reference))
+        refund = Disbursement(
+            str(uuid.uuid4()), "wave_sn", 10_000, "XOF", NUMBER, refund_of=reference
+        )
+        refused = await connector.refund(refund)
+        assert (refused.outcome, refused.reason) == (Outcome.FAILED, "partial_refund_not_offered")
+        assert fake.posts("refund") == []
+        whole = await connector.refund(replace(refund, amount=10_100))
+        assert whole.outcome is Outcome.SUCCEEDED
+        assert len(fake.posts("refund")) == 1
+    finally:
+        await connector.aclose()

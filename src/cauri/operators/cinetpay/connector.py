@@ -29,6 +29,7 @@ from cauri.operators.protocol import (
     Notice,
     OperatorResult,
     Outcome,
+    RefundSupport,
 )
 
 # The notification's fields, in the order CinetPay concatenates them for its x-token.
@@ -66,6 +67,8 @@ def x_token(fields: dict[str, str], secret: str) -> str:
 
 
 class CinetPayConnector(exchange.NetworkConnector):
+    refunds = RefundSupport.NONE  # the Checkout API has no refund
+
     def __init__(self, config: ConnectorConfig) -> None:
         super().__init__(config)
         self._base = config.base_url.rstrip("/")

@@ -25,6 +25,7 @@ from cauri.operators.protocol import (
     Notice,
     OperatorResult,
     Outcome,
+    RefundSupport,
 )
 
 COLLECTION, DISBURSEMENT = "collection", "disbursement"
@@ -37,6 +38,8 @@ def _note(text: str | None, fallback: str) -> str:
 
 
 class MtnMomoConnector(exchange.NetworkConnector):
+    refunds = RefundSupport.PARTIAL  # `amount` of POST /disbursement/v1_0/refund
+
     def __init__(self, config: ConnectorConfig) -> None:
         super().__init__(config)
         self._base = config.base_url.rstrip("/")

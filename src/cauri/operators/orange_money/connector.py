@@ -28,6 +28,7 @@ from cauri.operators.protocol import (
     Notice,
     OperatorResult,
     Outcome,
+    RefundSupport,
 )
 
 # Orange's documented limits (docs/research/orange_money.md).
@@ -44,6 +45,8 @@ def order_id(reference: str) -> str:
 
 
 class OrangeMoneyConnector(exchange.NetworkConnector):
+    refunds = RefundSupport.NONE  # the Web Payment API has no refund
+
     def __init__(self, config: ConnectorConfig) -> None:
         super().__init__(config)
         self._base = config.base_url.rstrip("/")

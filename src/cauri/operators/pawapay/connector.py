@@ -30,6 +30,7 @@ from cauri.operators.protocol import (
     Notice,
     OperatorResult,
     Outcome,
+    RefundSupport,
     Resent,
 )
 
@@ -59,6 +60,8 @@ def msisdn(phone_number: str) -> str:
 
 
 class PawapayConnector(exchange.NetworkConnector):
+    refunds = RefundSupport.PARTIAL  # `amount` of POST /v2/refunds
+
     def __init__(self, config: ConnectorConfig) -> None:
         super().__init__(config)
         self._base = config.base_url.rstrip("/")

@@ -11,6 +11,7 @@ docs/OPERATORS.md, "Wave".
 from __future__ import annotations
 
 import time
+from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlencode
 
@@ -26,6 +27,7 @@ from cauri.operators.protocol import (
     Notice,
     OperatorResult,
     Outcome,
+    RefundSupport,
 )
 from cauri.operators.wave import answers, signature
 
@@ -36,12 +38,31 @@ REASON_LENGTH = 40
 SESSION_EVENTS = frozenset({"checkout.session.completed", "checkout.session.payment_failed"})
 
 
+# Why a refund that is not of the session's whole amount is refused before it is sent.
+NOT_WHOLE = "partial_refund_not_offered"
+
+
+def _refunds_exactly(session: dict[str, Any], disbursement: Disbursement) -> bool:
+    """Whether refunding the session gives back exactly `disbursement`'s amount and currency
+    (a session is refunded whole: what the customer paid, Wave's own fee included)."""
+    try:
+        amount = Decimal(str(session.get("amount")))
+    except InvalidOperation:
+        return False
+    return session.get("currency") == disbursement.currency and amount == Decimal(
+        decimal_text(disbursement.amount, disbursement.currency)
+    )
+
+
 def mobile(phone_number: str) -> str:
     """Wave's numbers are E.164, with the `+`."""
     return "+" + phone_number.lstrip("+")
 
 
 class WaveConnector(exchange.NetworkConnector):
+    # A checkout session is refunded whole, once (POST /v1/checkout/sessions/{id}/refund).
+    refunds = RefundSupport.WHOLE
+
     def __init__(self, config: ConnectorConfig) -> None:
         super().__init__(config)
         self._base = config.base_url.rstrip("/")
@@ -124,6 +145,10 @@ class WaveConnector(exchange.NetworkConnector):
                 if session is None
                 else OperatorResult(Outcome.FAILED, reason="session_not_found", exchanges=records)
             )
+        if not _refunds_exactly(session, disbursement):
+            # Wave gives back the session's whole amount: a refund of any other amount would
+            # send back what the ledger does not take out. Nothing is sent.
+            return OperatorResult(Outcome.FAILED, reason=NOT_WHOLE, exchanges=records)
         answer = await self._send(
             "checkout_refund", "POST", f"/v1/checkout/sessions/{session['id']}/refund"
         )
