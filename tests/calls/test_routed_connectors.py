@@ -16,6 +16,7 @@ from cauri.kit.db import unit_of_work
 from cauri.operators.protocol import Outcome
 from cauri.payouts.service import payouts
 from cauri.runtime import Runtime
+from cauri.staff.overview import overview
 from cauri.worker.runner import Worker
 from tests.calls.builders import exchanges_of, operation_of, poll_after
 from tests.connectors.builders import Builds, add_fake, registered_kinds, set_route
@@ -127,6 +128,9 @@ async def test_an_operation_whose_connector_cannot_be_built_stays_pending_and_is
     operation = await operation_of(runtime, reference)
     assert operation["status"] == "pending" and operation["review_required_at"] is not None
     assert await merchant_available(runtime, merchant_id, livemode=True) == 3000
+    async with runtime.sessionmaker() as session:
+        shown = await overview(session, runtime)
+    assert [o.subject_ref for o in shown.under_review.rows] == [reference]
     builds.fail = None
     await _touch_account(runtime, "fake-bj")
     await poll_after(runtime, worker, 120)

@@ -97,6 +97,8 @@ async def test_overview_shows_todays_traffic_and_what_needs_someone(
     assert _by_id(page, "approvals-count") == "1"
     assert '<a href="/console/approvals"><strong id="approvals-count">' in page.text
     assert _by_id(page, "stuck-count") == "1"
+    assert _by_id(page, "review-count") == "0"
+    assert "Aucune opération à examiner." in page.text
     assert f'href="/console/payouts/{held.json()["data"]["reference"]}"' in page.text
     assert f'href="/console/payments/{stuck["reference"]}"' in page.text
     text = _text(page)

@@ -105,6 +105,7 @@ async def test_finance_finds_a_payment_checks_the_ledger_and_exports(
     await sign_in(page, server, finance)
     await expect(page.locator("#approvals-count")).to_have_text("1")
     await expect(page.locator("#stuck-count")).to_have_text("1")
+    await expect(page.locator("#review-count")).to_have_text("0")
     await screenshot(page, "console-overview")
 
     menu = page.get_by_role("navigation", name="Menu de la console")

@@ -14,6 +14,10 @@ from cauri.staff.roles import DESCRIPTIONS_FR, Permission, allows
 
 pages = Pages()
 
+# The console page of an operation's subject, by its kind (a plan refund's reference is not
+# its plan's: it is shown without a link).
+SUBJECT_PAGES = {"payment": "payments", "payout": "payouts", "refund": "refunds"}
+
 
 @pages.get("/", Permission.READ, menu="Vue d'ensemble")
 async def overview(
@@ -26,5 +30,6 @@ async def overview(
         "allowed": allowed,
         "seen": await staff_overview.overview(session, runtime),
         "stuck_hours": int(staff_overview.STUCK_AFTER.total_seconds() // 3600),
+        "subject_pages": SUBJECT_PAGES,
     }
     return render(request, "console/overview.html", context)

@@ -7,6 +7,9 @@
   its operator operation went through; test mode's is the simulator; a live one with no
   operation (refused before any request) has none.
 - Payouts held for approval, oldest first.
+- Operator operations under review (`review_required_at`: an outcome unknown past the poll
+  horizon, a connector missing or unbuildable, a row ended while its request was pending),
+  oldest first: money that only a person can settle (`cauri exchanges settle`).
 - Payments stuck pending longer than `STUCK_AFTER` (a card payment only once its page's
   lifetime, CAURI_CARD_PAYMENT_TTL, is over: until then its customer may still pay).
 - Failing webhook endpoints: deliveries of the last `FAILING_WINDOW` that gave up or whose
@@ -117,6 +120,7 @@ class Overview:
     payments: Traffic
     payouts: Traffic
     awaiting_approval: Listed[Payout]
+    under_review: Listed[OperatorOperation]
     stuck_payments: Listed[Payment]
     stuck_after: timedelta
     failing_endpoints: Sequence[FailingEndpoint]
@@ -178,6 +182,15 @@ async def _awaiting_approval(session: AsyncSession) -> Listed[Payout]:
     held = (Payout.approval == APPROVAL_REQUIRED, Payout.status == "pending")
     order = (Payout.created_at.asc(), Payout.reference.asc())
     return Listed(*await paginate(session, Payout, held, order, Page(1, LISTED)))
+
+
+async def _under_review(session: AsyncSession) -> Listed[OperatorOperation]:
+    flagged = (
+        OperatorOperation.status == "pending",
+        OperatorOperation.review_required_at.is_not(None),
+    )
+    order = (OperatorOperation.review_required_at.asc(), OperatorOperation.id.asc())
+    return Listed(*await paginate(session, OperatorOperation, flagged, order, Page(1, LISTED)))
 
 
 async def _stuck(
@@ -273,6 +286,7 @@ async def overview(
             day,
         ),
         awaiting_approval=await _awaiting_approval(session),
+        under_review=await _under_review(session),
         stuck_payments=await _stuck(
             session, now, stuck_after, timedelta(seconds=runtime.settings.card_payment_ttl)
         ),
