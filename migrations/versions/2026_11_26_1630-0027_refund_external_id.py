@@ -4,7 +4,7 @@ A refund retried after a timeout was a second refund; as for payments and payout
 index on (merchant_id, livemode, external_id) makes the retry find the first one.
 
 Revision ID: 0027_refund_external_id
-Revises: 0021_ledger_debit_plans
+Revises: 0026_audit_chain
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0027_refund_external_id"
-down_revision: str | None = "0021_ledger_debit_plans"
+down_revision: str | None = "0026_audit_chain"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -177,8 +177,10 @@ async def test_the_csv_export_is_oldest_first_and_neutralises_formulas(
     header, first, second = csv.reader(io.StringIO(text_))
     assert header == [
         "id", "at", "actor_kind", "actor_name", "staff_account_id", "action",
-        "resource_type", "resource_id", "reason", "before", "after",
+        "resource_type", "resource_id", "reason", "before", "after", "chain_hash",
     ]  # fmt: skip
+    # The new column is the last: a reader by position finds the others where they were.
+    assert [first[11], second[11]] == [entry["chain_hash"] for entry in await entries(runtime)]
     assert first[3:8] == [
         AWA.name,
         str(AWA.staff_account_id),

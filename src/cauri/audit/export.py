@@ -1,4 +1,7 @@
-"""The audit log as CSV (`cauri audit export`), written as it is read."""
+"""The audit log as CSV (`cauri audit export`), written as it is read. The last column,
+`chain_hash`, is each entry's hash in the chain (cauri.audit.chain): kept elsewhere, any of
+them anchors the log up to its entry (a whole day's file: up to the day's last entry), for
+`cauri audit verify --anchor` to check."""
 
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ COLUMNS = (
     "reason",
     "before",
     "after",
+    "chain_hash",
 )
 # A spreadsheet runs a cell that starts so as a formula: a reason is free text.
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.audit import chain
 from cauri.audit.actor import Actor
 from cauri.kit.pagination import Page, paginate
 from cauri.kit.period import Period
@@ -76,6 +77,7 @@ async def record(
         after=None if after is None else _fields(after),
         reason=None if reason is None else _SECRET_TEXT.sub(rf"\1{REDACTED}", reason),
     )
+    await chain.append(session, entry)
     session.add(entry)
     await session.flush()
     return entry
@@ -138,16 +140,4 @@ async def stream(session: AsyncSession, wanted: AuditFilter) -> AsyncIterator[Au
 
 def entry_row(entry: AuditEntry) -> dict[str, Any]:
     """An entry as the CLI prints it (`--json`) and the export writes it, field by field."""
-    return {
-        "id": entry.id,
-        "at": entry.at.isoformat(),
-        "actor_kind": entry.actor_kind,
-        "actor_name": entry.actor_name,
-        "staff_account_id": entry.staff_account_id and str(entry.staff_account_id),
-        "action": entry.action,
-        "resource_type": entry.resource_type,
-        "resource_id": entry.resource_id,
-        "reason": entry.reason,
-        "before": entry.before,
-        "after": entry.after,
-    }
+    return chain.fields(entry) | {"chain_hash": entry.chain_hash}

@@ -1,18 +1,23 @@
-"""`cauri audit list` and `cauri audit export`: who did what, when, to which resource, as
-the staff console and the CLI recorded it (cauri.audit)."""
+"""`cauri audit list`, `cauri audit export` and `cauri audit verify`: who did what, when, to
+which resource, as the staff console and the CLI recorded it (cauri.audit), and whether the
+log is still as written (cauri.audit.chain)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Annotated, Any
 
 import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.audit import chain
 from cauri.audit.actor import Actor
+from cauri.audit.chain import Verdict
 from cauri.audit.export import csv_lines
 from cauri.audit.log import AuditFilter, entry_row, search
 from cauri.cli.output import JsonFlag, echo_json, in_transaction
+from cauri.kit.db import unit_of_work
 from cauri.kit.pagination import Page
 from cauri.kit.period import Period
 from cauri.runtime import Runtime
@@ -120,10 +125,57 @@ def audit_export(
 
     async def work(session: AsyncSession, runtime: Runtime) -> None:
         wanted = _wanted(actor, action, resource, start, end)
-        await actions.record_export(
-            session, runtime, Actor.cli(), actions.EXPORT_AUDIT, "audit_log", wanted
-        )
+        # Recorded in a transaction of its own, as the console does: the entry holds the
+        # chain until its transaction ends (cauri.audit.chain), not while the file is written.
+        async with unit_of_work(runtime.sessionmaker) as recording:
+            await actions.record_export(
+                recording, runtime, Actor.cli(), actions.EXPORT_AUDIT, "audit_log", wanted
+            )
         async for line in csv_lines(session, wanted):
             typer.echo(line, nl=False)
 
     in_transaction(work)
+
+
+@audit_cli.command("verify")
+def audit_verify(
+    anchor: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A chain_hash kept elsewhere (an export's): check it is still in the chain. "
+            "Repeatable."
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Walks the whole log recomputing each entry's hash from its predecessor's: prints the
+    number of entries and the head's hash; exit 1, naming the first broken entry, if an
+    entry was changed, deleted or inserted, or if an anchor is not in the chain."""
+
+    async def work(session: AsyncSession, _: Runtime) -> Verdict:
+        return await chain.verify(session, [hash_.strip().lower() for hash_ in anchor or ()])
+
+    verdict = in_transaction(work)
+    result = {
+        "intact": verdict.intact,
+        "entries": verdict.entries,
+        "head": {"id": verdict.head_id, "hash": verdict.head_hash},
+        "broken": None if verdict.broken is None else dataclasses.asdict(verdict.broken),
+        "anchors": [{"hash": h, "entry_id": found} for h, found in verdict.anchors.items()],
+    }
+    if as_json:
+        echo_json(result)
+    else:
+        typer.echo(
+            f"audit log {'intact' if verdict.intact else 'BROKEN'}: "
+            f"{verdict.entries} entries, head {verdict.head_hash}"
+            + ("" if verdict.head_id is None else f" (entry {verdict.head_id})")
+        )
+        if verdict.broken is not None:
+            typer.echo(f"first broken entry: {verdict.broken.entry_id}: {verdict.broken.problem}")
+        for hash_, found in verdict.anchors.items():
+            typer.echo(
+                f"anchor {hash_}: " + ("NOT in the chain" if found is None else f"entry {found}")
+            )
+    if not verdict.intact:
+        raise typer.Exit(1)

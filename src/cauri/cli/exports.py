@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
 from cauri.cli.output import in_transaction
+from cauri.kit.db import unit_of_work
 from cauri.kit.period import Period
 from cauri.runtime import Runtime
 from cauri.staff import actions, exports
@@ -43,10 +44,17 @@ def _export(
     async def work(session: AsyncSession, runtime: Runtime) -> None:
         # Parsed here: a bad date is the same error envelope as the API's.
         wanted = ExportFilter(Period.parse(start, end), merchant, livemode)
-        await actions.record_export(
-            session, runtime, Actor.cli(), actions.EXPORT_DATA, kind, wanted
-        )
-        async for line in lines(session, wanted):
+        read = lines(session, wanted)
+        first = await anext(read)  # an unknown merchant is refused before anything is recorded
+        # Recorded in a transaction of its own, as the console does: the entry holds the audit
+        # log's chain until its transaction ends (cauri.audit.chain), not while the file is
+        # written.
+        async with unit_of_work(runtime.sessionmaker) as recording:
+            await actions.record_export(
+                recording, runtime, Actor.cli(), actions.EXPORT_DATA, kind, wanted
+            )
+        typer.echo(first, nl=False)
+        async for line in read:
             typer.echo(line, nl=False)
 
     in_transaction(work)

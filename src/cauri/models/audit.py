@@ -4,7 +4,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, CheckConstraint, Identity, Index, String
+from sqlalchemy import BigInteger, CheckConstraint, Identity, Index, String, UniqueConstraint
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -16,7 +16,8 @@ ACTOR_KINDS = ("staff", "cli")
 class AuditEntry(Base):
     """One action of the staff (console) or of the CLI, with the state it changed before and
     after it, secrets left out (cauri.audit). Append-only: a trigger of the migration refuses
-    UPDATE, DELETE and TRUNCATE, for this application and for anyone but a superuser."""
+    UPDATE, DELETE and TRUNCATE, for this application and for anyone but the table's owner
+    or a superuser; the hash chain (cauri.audit.chain) shows what they did."""
 
     __tablename__ = "audit_log"
     __table_args__ = (
@@ -25,6 +26,8 @@ class AuditEntry(Base):
         Index("ix_audit_log_actor", "actor_name", "at"),
         Index("ix_audit_log_action", "action", "at"),
         Index("ix_audit_log_resource", "resource_type", "resource_id", "at"),
+        # No two entries follow the same one: the chain never forks.
+        UniqueConstraint("previous_hash"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
@@ -41,3 +44,6 @@ class AuditEntry(Base):
     before: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
     after: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
     reason: Mapped[str | None]
+    # The chain (cauri.audit.chain): the predecessor's hash, and this entry's.
+    previous_hash: Mapped[str]
+    chain_hash: Mapped[str]
