@@ -35,6 +35,15 @@ def test_a_signature_by_any_of_the_secrets_is_accepted_within_the_tolerance() ->
         assert not signature.valid(header, BODY, SECRET, now)
 
 
+def test_a_signature_of_any_characters_is_refused_never_an_error() -> None:
+    """Headers arrive as Latin-1 text: a forger's accents and other digits are refused."""
+    now = time.time()
+    stamp = int(now)
+    for header in (f"t={stamp},v1=é", f"t={stamp},v1=" + "é" * 64, "t=²,v1=abc"):
+        assert not signature.valid(header, BODY, SECRET, now)
+        assert not signature.authentic({"wave-signature": header}, BODY, SECRET, now)
+
+
 def test_a_shared_secret_webhook_is_authentic_by_its_bearer_token() -> None:
     now = time.time()
     assert signature.authentic({"authorization": f"Bearer {SECRET}"}, BODY, SECRET, now)
