@@ -212,5 +212,5 @@ def test_pawapays_answers_say_what_the_payment_is() -> None:
     payout = answers.to_status(200, found, ())
     assert (payout.kind, payout.amount, payout.currency) == ("disburse", None, None)
     assert payout.outcome is Outcome.FAILED
-    deposit = answers.to_payment({"depositId": "d", "status": "ENQUEUED", "amount": 1}, ())
+    deposit = answers.to_payment({"depositId": "d", "status": "ENQUEUED", "amount": 1.5}, ())
     assert (deposit.kind, deposit.amount) == ("collect", None)

@@ -11,11 +11,10 @@ ENQUEUED, SUBMITTED, PROCESSING, IN_RECONCILIATION). A callback carries the same
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from decimal import Decimal, InvalidOperation
+from dataclasses import dataclass
 from typing import Any
 
-from cauri.operators.exchange import parsed, unknown
+from cauri.operators.exchange import parsed, stating, unknown
 from cauri.operators.protocol import Exchange, OperatorResult, Outcome
 
 # Each kind of payment's id field, as the call protocol's action: a refund names its deposit
@@ -67,19 +66,12 @@ def to_initiation(
 def to_payment(fields: dict[str, Any], exchanges: tuple[Exchange, ...]) -> OperatorResult:
     """A deposit, payout or refund as pawaPay shows it (a status check's `data`, a callback),
     with what it says the payment is: its kind, amount and currency."""
-    return replace(
+    return stating(
         _outcome(fields, exchanges),
-        amount=_decimal(fields.get("amount")),
-        currency=fields.get("currency") if isinstance(fields.get("currency"), str) else None,
+        amount=fields.get("amount"),
+        currency=fields.get("currency"),
         kind=next((kind for field, kind in KINDS if isinstance(fields.get(field), str)), None),
     )
-
-
-def _decimal(value: Any) -> Decimal | None:
-    try:
-        return Decimal(value) if isinstance(value, str) else None
-    except InvalidOperation:
-        return None
 
 
 def _outcome(fields: dict[str, Any], exchanges: tuple[Exchange, ...]) -> OperatorResult:
