@@ -59,7 +59,10 @@ async def test_a_routed_payment_is_polled_and_called_back_through_its_account(
         headers={"X-Operator-Secret": "operator-shared-secret"},
     )
     assert answer.status_code == 200, answer.text
-    # Its account, not today's route, settled it; the scheduled query then finds it settled.
+    # The notice is a hint: its account, not today's route, is asked, and settles it; the
+    # scheduled query then finds it settled.
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 1000
+    await poll_after(runtime, worker, 0)
     assert await merchant_available(runtime, merchant.id, livemode=True) == 1500
     await poll_after(runtime, worker, 30)
     assert (await operation_of(runtime, second["reference"]))["status"] == "succeeded"

@@ -382,6 +382,7 @@ class PawapayFake:
         self.callback_retry_first = 0.2  # seconds before the first retry, doubling, at most 10
         self.callback_includes_client_reference = False
         self.hold = False  # payments stay in flight until settle()
+        self.public_key_delay = 0.0  # seconds the public keys take to come (a slow pawaPay)
         self.in_flight_status = "PROCESSING"  # or ACCEPTED, IN_RECONCILIATION
         self.preauthorisation_code: str | None = None  # None: any non-empty code is right
         self._outcomes: dict[str, tuple[str, str | None]] = {}
@@ -872,6 +873,7 @@ class PawapayFake:
                 elif method == "POST" and path == "/v2/predict-provider":
                     self._predict(body, parsed)
                 elif method == "GET" and path == "/v2/public-key/http":
+                    time.sleep(fake.public_key_delay)
                     self._answer(200, [{"id": KEY_ID, "key": fake.public_key_pem}])
                 else:
                     self._refuse(404, "NOT_FOUND", f"No such endpoint: {method} {path}.")

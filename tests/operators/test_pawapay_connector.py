@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from decimal import Decimal
 from types import SimpleNamespace
 
 import httpx
@@ -16,7 +17,11 @@ from http_message_signatures import HTTPMessageSigner, MappingKeyResolver, algor
 
 from cauri.operators.config import ConnectorConfig
 from cauri.operators.pawapay import answers, providers, signatures
-from cauri.operators.pawapay.connector import PawapayConnector, customer_message
+from cauri.operators.pawapay.connector import (
+    KEY_FETCH_INTERVAL,
+    PawapayConnector,
+    customer_message,
+)
 from cauri.operators.protocol import Collection, Notice, Outcome
 from tests.fakes.pawapay import KEY_ID, PawapayFake
 
@@ -164,3 +169,48 @@ async def test_the_public_keys_are_fetched_once(
         assert update is not None and update.verified
     fetched = [r for r in fake.requests if r.path == "/v2/public-key/http"]
     assert len(fetched) == 1 and KEY_ID
+
+
+async def test_key_ids_pawapay_never_published_fetch_the_keys_once_a_minute(
+    fake: PawapayFake, pawapay: PawapayConnector
+) -> None:
+    """Forged callbacks naming made-up key ids, one after another: one fetch, then another
+    only once KEY_FETCH_INTERVAL has passed; pawaPay's own key is still read."""
+    moment = [1000.0]
+    pawapay._clock = lambda: moment[0]  # the connector's clock, moved by hand
+    forger = ec.generate_private_key(ec.SECP256R1())
+
+    def forged(keyid: str) -> Notice:
+        body = json.dumps({"depositId": str(uuid.uuid4()), "status": "COMPLETED"}).encode()
+        headers = fake.signature_headers(URL, body, key=forger)
+        headers["Signature-Input"] = headers["Signature-Input"].replace(KEY_ID, keyid)
+        return Notice("POST", URL, httpx.Headers(headers), body)
+
+    def fetches() -> int:
+        return len([r for r in fake.requests if r.path == "/v2/public-key/http"])
+
+    for number in range(20):
+        assert await pawapay.parse_callback(forged(f"made-up-{number}")) is None
+    assert fetches() == 1
+    moment[0] += KEY_FETCH_INTERVAL
+    assert await pawapay.parse_callback(forged("made-up-again")) is None
+    assert await pawapay.parse_callback(forged("made-up-again")) is None
+    assert fetches() == 2
+    body = json.dumps({"depositId": str(uuid.uuid4()), "status": "COMPLETED"}).encode()
+    genuine = Notice("POST", URL, httpx.Headers(fake.signature_headers(URL, body)), body)
+    update = await pawapay.parse_callback(genuine)
+    assert update is not None and update.verified and fetches() == 2
+
+
+def test_pawapays_answers_say_what_the_payment_is() -> None:
+    """Its kind (by its id field: a refund's names its deposit too), amount and currency,
+    for the call protocol to check against the recorded request."""
+    refund = {"refundId": "r", "depositId": "d", "status": "COMPLETED", "amount": "15.50"}
+    result = answers.to_payment(refund | {"currency": "XOF"}, ())
+    assert (result.kind, result.amount, result.currency) == ("refund", Decimal("15.50"), "XOF")
+    found = '{"status": "FOUND", "data": {"payoutId": "p", "status": "FAILED", "amount": "x"}}'
+    payout = answers.to_status(200, found, ())
+    assert (payout.kind, payout.amount, payout.currency) == ("disburse", None, None)
+    assert payout.outcome is Outcome.FAILED
+    deposit = answers.to_payment({"depositId": "d", "status": "ENQUEUED", "amount": 1.5}, ())
+    assert (deposit.kind, deposit.amount) == ("collect", None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
+from decimal import Decimal
 
 from cauri.operators.protocol import Outcome
 from cauri.operators.wave import answers, signature
@@ -33,6 +34,15 @@ def test_a_signature_by_any_of_the_secrets_is_accepted_within_the_tolerance() ->
     assert not signature.valid(signed(BODY, stamp, SECRET), BODY, SECRET, late)
     for header in (None, "", "v1=abc", f"t={stamp}", "t=soon,v1=abc"):
         assert not signature.valid(header, BODY, SECRET, now)
+
+
+def test_a_signature_of_any_characters_is_refused_never_an_error() -> None:
+    """Headers arrive as Latin-1 text: a forger's accents and other digits are refused."""
+    now = time.time()
+    stamp = int(now)
+    for header in (f"t={stamp},v1=é", f"t={stamp},v1=" + "é" * 64, "t=²,v1=abc"):
+        assert not signature.valid(header, BODY, SECRET, now)
+        assert not signature.authentic({"wave-signature": header}, BODY, SECRET, now)
 
 
 def test_a_shared_secret_webhook_is_authentic_by_its_bearer_token() -> None:
@@ -71,6 +81,19 @@ def test_what_a_payout_says() -> None:
     assert (failed.outcome, failed.reason) == (Outcome.FAILED, "recipient_limit_exceeded")
     assert answers.to_payout({"status": "reversed"}, ()).reason == "payout_reversed"
     assert answers.to_payout({}, ()).unknown
+
+
+def test_what_a_session_and_a_payout_say_they_were() -> None:
+    """Their amount and currency, and the kind, for the call protocol to check against the
+    recorded request."""
+    paid = {"payment_status": "succeeded", "amount": "1000", "currency": "XOF"}
+    session = answers.to_session(paid, ())
+    assert (session.kind, session.amount, session.currency) == ("collect", Decimal(1000), "XOF")
+    sent = {"status": "succeeded", "receive_amount": "950", "currency": "XOF", "amount": "x"}
+    payout = answers.to_payout(sent, ())
+    assert (payout.kind, payout.amount, payout.currency) == ("disburse", Decimal(950), "XOF")
+    unread = answers.to_payout({"status": "failed", "receive_amount": 9.5}, ())
+    assert (unread.amount, unread.currency) == (None, None)
 
 
 def test_which_http_answers_refuse_a_request() -> None:

@@ -1,5 +1,6 @@
-"""POST /operator-callbacks/{operator}: a live operator's notification settles a pending live
-collection, through the adapter protocol's callback parsing (issue 2: adapter protocol)."""
+"""POST /operator-callbacks/{operator}: a live operator's notification, read through the
+adapter protocol's callback parsing (issue 2: adapter protocol), prompts the status query
+that settles a pending live collection (issue 23: a notification is only a hint)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from cauri.operators.protocol import Outcome
 from cauri.runtime import Runtime
+from cauri.worker.runner import Worker
 from tests.payments.builders import (
     CALLBACK_SECRET,
     PAYMENTS,
@@ -61,15 +63,29 @@ async def live_status(client: httpx.AsyncClient, merchant: MerchantKeys, referen
     return status
 
 
+async def decided(runtime: Runtime, outcome: Outcome) -> None:
+    """The operator has decided: its status queries now say so."""
+    operator = runtime.operators.live_adapters["mtn"]
+    assert isinstance(operator, FakeLiveOperator)
+    operator.outcome = outcome
+
+
 async def test_success_notification_settles_and_credits_once(
-    client: httpx.AsyncClient, runtime: Runtime, live_pending: tuple[MerchantKeys, dict[str, Any]]
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    live_pending: tuple[MerchantKeys, dict[str, Any]],
 ) -> None:
     merchant, payment = live_pending
+    await decided(runtime, Outcome.SUCCEEDED)
     # Operator codes are case-insensitive here too; operators repeat their notifications.
     for operator in ("mtn", "MTN"):
         response = await notify(client, operator, payment["reference"], "succeeded")
         assert response.status_code == 200, response.text
         assert response.json() == {"success": True, "data": {"received": True}}
+    # Authentic, but a hint all the same: the one status query it prompts settles.
+    assert await live_status(client, merchant, payment["reference"]) == "pending"
+    await worker.drain()
     assert await live_status(client, merchant, payment["reference"]) == "succeeded"
     assert await merchant_available(runtime, merchant.id, livemode=True) == 1000
     assert await platform_fees(runtime, livemode=True) == 20
@@ -82,10 +98,15 @@ async def test_success_notification_settles_and_credits_once(
 
 
 async def test_failure_notification(
-    client: httpx.AsyncClient, runtime: Runtime, live_pending: tuple[MerchantKeys, dict[str, Any]]
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    live_pending: tuple[MerchantKeys, dict[str, Any]],
 ) -> None:
     merchant, payment = live_pending
+    await decided(runtime, Outcome.FAILED)
     assert (await notify(client, "mtn", payment["reference"], "failed")).status_code == 200
+    await worker.drain()
     assert await live_status(client, merchant, payment["reference"]) == "failed"
     assert await merchant_available(runtime, merchant.id, livemode=True) == 0
     assert [kind for kind, _ in await events_of(runtime, payment["reference"])] == [

@@ -21,10 +21,12 @@ the caller's transaction and leaves no operation behind.
 from __future__ import annotations
 
 import hmac
+import json
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
+from decimal import Decimal
 from urllib.parse import urlsplit
 
 import structlog
@@ -38,10 +40,13 @@ from cauri.connectors.registry import ADAPTER_PREFIX, Routed
 from cauri.kit.db import unit_of_work
 from cauri.kit.errors import Conflict, NotFound, Unauthorized
 from cauri.kit.ids import parse_uuid
+from cauri.kit.money import EXPONENT
 from cauri.kit.wording import status_word
 from cauri.models import OperatorExchange, OperatorOperation
+from cauri.operators.exchange import MAX_RECORDED
 from cauri.operators.protocol import (
     NOTIFICATION_TOKEN,
+    CallbackUpdate,
     Exchange,
     Notice,
     OperatorResult,
@@ -237,8 +242,11 @@ async def _exchanges(
 async def _settle(
     session: AsyncSession, runtime: Runtime, operation_id: uuid.UUID, result: OperatorResult
 ) -> None:
-    """Applies an answer about an operation: a final one once, whoever brings it."""
+    """Applies an answer about an operation: a final one once, whoever brings it; none that
+    contradicts the recorded request (`_contradiction`)."""
     now = runtime.clock.now()
+    if _tells_what(result) and await _contradicted(session, runtime, operation_id, result):
+        return
     if result.outcome is Outcome.PENDING:
         if result.operator_reference is not None:
             await session.execute(
@@ -290,6 +298,80 @@ async def _settle(
         return  # settled already, by another answer
     subject, subject_ref = settled
     await _APPLY[subject](session, runtime, subject_ref, result)
+
+
+# The kinds of request an operator may report for each action: one that cannot refund the
+# original transaction pays a refund out (pawaPay: a plan's cancellation refund).
+_CARRIED_AS = {
+    Action.COLLECT: frozenset({"collect"}),
+    Action.DISBURSE: frozenset({"disburse"}),
+    Action.REFUND: frozenset({"refund", "disburse"}),
+}
+
+
+def _tells_what(result: OperatorResult) -> bool:
+    return (result.amount, result.currency, result.kind) != (None, None, None)
+
+
+def _contradiction(action: Action, request: Request, result: OperatorResult) -> str | None:
+    """What an operator's answer says of the request that the recorded request does not:
+    its kind, currency or amount, where the answer gives them; None when all agree."""
+    found = []
+    if result.kind is not None and result.kind not in _CARRIED_AS[action]:
+        found.append(f"kind {result.kind} (asked: {action.value})")
+    if result.currency is not None and result.currency != request.currency:
+        found.append(f"currency {result.currency} (asked: {request.currency})")
+    asked = Decimal(request.amount).scaleb(-EXPONENT[request.currency])
+    if result.amount is not None and result.amount != asked:
+        found.append(f"amount {result.amount} (asked: {asked})")
+    return "; ".join(found) or None
+
+
+async def _contradicted(
+    session: AsyncSession, runtime: Runtime, operation_id: uuid.UUID, result: OperatorResult
+) -> bool:
+    """Whether the answer contradicts the recorded request; if so the operation is flagged
+    for a person, with both sides recorded (an exchange and its reason), and nothing of the
+    answer is applied."""
+    row = (
+        await session.execute(
+            select(
+                OperatorOperation.connector, OperatorOperation.action, OperatorOperation.request
+            ).where(OperatorOperation.id == operation_id, OperatorOperation.status == "pending")
+        )
+    ).one_or_none()
+    if row is None:
+        return False  # settled already: the answer changes nothing anyway
+    connector, action = row[0], Action(row[1])
+    request = requests.decode(action, row[2])
+    found = _contradiction(action, request, result)
+    if found is None:
+        return False
+    asked = {"kind": action.value, "amount": request.amount, "currency": request.currency}
+    said = {
+        "kind": result.kind,
+        "amount": None if result.amount is None else str(result.amount),
+        "currency": result.currency,
+        "outcome": result.outcome.value,
+    }
+    note = Exchange(
+        "mismatch",
+        "-",
+        "cauri: the answer against the request",
+        json.dumps(asked),
+        None,
+        json.dumps(said),
+        0,
+        error=found,
+    )
+    await _exchanges(session, runtime, connector, operation_id, (note,))
+    await session.execute(
+        update(OperatorOperation)
+        .where(OperatorOperation.id == operation_id, OperatorOperation.status == "pending")
+        .values(reason=f"mismatch: {found}"[:500], updated_at=runtime.clock.now())
+    )
+    await _flag_for_review(session, runtime, operation_id)
+    return True
 
 
 async def poll(
@@ -404,6 +486,12 @@ async def resend_notification(runtime: Runtime, operation_id: uuid.UUID) -> str:
     return resent.detail
 
 
+# Characters kept of a refused notification's body (a forger's, mostly): enough to see what
+# it was, not a store for whoever can reach the route.
+REFUSED_KEPT = 2048
+_UNREADABLE = "Notification d'opérateur non authentifiée ou illisible."
+
+
 async def receive_callback(
     session: AsyncSession,
     runtime: Runtime,
@@ -412,9 +500,14 @@ async def receive_callback(
     *,
     notice: Notice,
 ) -> None:
-    """An operator's notification. Recorded whatever it says. A verified one settles its
-    operation; an unverified one (MTN signs nothing) only prompts a status query, so a
-    forged notice can never mark anything paid. One about no pending operation of this
+    """An operator's notification: verified first, with no transaction open (a connector
+    may fetch the operator's keys), then recorded whatever it says (a refused one's body
+    cut to REFUSED_KEPT characters). It never settles anything by itself: every connector
+    offers a status query, and a notification, signed or not, only prompts one (at most one
+    waits per operation), whose answer settles the operation if it matches the recorded
+    request. So no forged, replayed or other account's notice can mark anything paid. A
+    signed one that contradicts the recorded request (its amount, currency or kind) flags
+    the operation for a person, both sides recorded. One about no pending operation of this
     connector (unknown, already settled, a duplicate) changes nothing."""
     # An adapter registered in process is called back under its operator code.
     routed = await runtime.operators.by_name(session, connector) or await runtime.operators.by_name(
@@ -422,6 +515,7 @@ async def receive_callback(
     )
     if routed is None or routed.adapter.decides_offline:
         raise NotFound("Aucun opérateur configuré sous ce nom.")
+    await session.commit()  # nothing is held while the notice is verified
     update_ = await routed.adapter.parse_callback(notice)
     named = reference or (update_.reference if update_ else None)
     operation_id = parse_uuid(named) if named else None
@@ -437,6 +531,8 @@ async def receive_callback(
         if operation_id
         else None
     )
+    refusal = _refusal(update_, operation)
+    body = notice.body.decode("utf-8", "replace")
     await _exchanges(
         session,
         runtime,
@@ -446,35 +542,48 @@ async def receive_callback(
             Exchange(
                 action="callback",
                 method=notice.method,
-                url=urlsplit(notice.url).path,
-                request_body=notice.body.decode("utf-8", "replace")[:16_384],
+                url=urlsplit(notice.url).path[:REFUSED_KEPT],
+                request_body=body[: REFUSED_KEPT if refusal else MAX_RECORDED],
                 response_status=None,
                 response_body=None,
                 duration_ms=0,
             ),
         ),
     )
-    if update_ is None:
-        # Not authentic (a signature or token that does not verify) or not readable: not
-        # even a hint.
-        raise UnreadableCallback("Notification d'opérateur non authentifiée ou illisible.")
-    if update_ is not None and update_.verified and update_.reference is None:
-        return  # authentic, about nothing Cauri asked: acknowledged
-    if update_ is not None and update_.token is not None:
-        given = (operation.request.get("operator_data") or {}) if operation else {}
-        expected = given.get(NOTIFICATION_TOKEN)
-        if expected is None or not hmac.compare_digest(update_.token, str(expected)):
-            raise UnreadableCallback("Notification d'opérateur non authentifiée ou illisible.")
-    if operation is None:
-        raise UnknownCallback("Aucune opération de cet opérateur sous cette référence.")
-    if operation.status != "pending":
+    if refusal is not None:
+        raise refusal
+    if operation is None or operation.status != "pending":
+        return  # authentic, about nothing Cauri asked (acknowledged), or settled already
+    assert update_ is not None  # else refused
+    # An unsigned notice could be anyone's: only a signed one's contradiction is a fact.
+    signed = update_.verified and _tells_what(update_.result)
+    if signed and await _contradicted(session, runtime, operation.id, update_.result):
         return
-    if update_ is not None and update_.verified and update_.reference == str(operation.id):
-        await _settle(session, runtime, operation.id, update_.result)
-        return
-    await jobs.POLL.enqueue(
+    await jobs.POLL.enqueue_once(
         session,
         jobs.OperationJob(str(operation.id), scheduled=False),
         livemode=True,
         now=runtime.clock.now(),
     )
+
+
+def _refusal(
+    update_: CallbackUpdate | None, operation: OperatorOperation | None
+) -> UnreadableCallback | UnknownCallback | None:
+    """Why a notification is refused: not authentic (a signature or token that does not
+    verify) or not readable, 401; about no request of this connector, 404."""
+    if update_ is None:
+        return UnreadableCallback(_UNREADABLE)
+    if update_.verified and update_.reference is None:
+        return None  # authentic, about nothing Cauri asked: acknowledged
+    if update_.token is not None:
+        given = (operation.request.get("operator_data") or {}) if operation else {}
+        expected = given.get(NOTIFICATION_TOKEN)
+        # Compared as bytes: a token of any characters is refused, never a 500.
+        if expected is None or not hmac.compare_digest(
+            update_.token.encode(), str(expected).encode()
+        ):
+            return UnreadableCallback(_UNREADABLE)
+    if operation is None:
+        return UnknownCallback("Aucune opération de cet opérateur sous cette référence.")
+    return None

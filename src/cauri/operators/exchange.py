@@ -8,7 +8,8 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from decimal import Decimal, InvalidOperation
 from typing import Any, Generic, TypeVar
 
 import httpx
@@ -79,6 +80,29 @@ def unknown(exchanges: tuple[Exchange, ...]) -> OperatorResult:
     """The operator said nothing for sure (no answer, 5xx, 429, an unreadable body): the
     outcome stays pending, and is asked again."""
     return OperatorResult(Outcome.PENDING, unknown=True, exchanges=exchanges)
+
+
+def stating(
+    result: OperatorResult, *, amount: Any, currency: Any, kind: str | None = None
+) -> OperatorResult:
+    """The answer with what the operator says the request was, where it says it readably:
+    an amount as a decimal string or a whole number (in major units), a currency code, the
+    kind. The call protocol settles nothing on one that contradicts the recorded request."""
+    return replace(
+        result,
+        amount=_decimal(amount),
+        currency=currency if isinstance(currency, str) and currency else None,
+        kind=kind,
+    )
+
+
+def _decimal(value: Any) -> Decimal | None:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    try:
+        return Decimal(value)
+    except InvalidOperation:
+        return None
 
 
 class NetworkConnector:

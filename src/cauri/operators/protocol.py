@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
@@ -66,6 +67,13 @@ class OperatorResult:
     # What the operator gave for this request that later calls need (Orange's pay_token, and
     # the token its notifications carry): kept with the request, handed back with it.
     operator_data: Mapping[str, str] | None = None
+    # What the operator's answer says the request was, where it says it (a status query's
+    # or a notification's body): the amount in major units of `currency`, and the kind of
+    # request (`collect`, `disburse` or `refund`, as the call protocol's actions). The call
+    # protocol settles nothing on an answer that contradicts the recorded request.
+    amount: Decimal | None = None
+    currency: str | None = None
+    kind: str | None = None
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,19 @@ class JobKind(Generic[P]):
             group=group,
         )
 
+    async def enqueue_once(
+        self, session: AsyncSession, payload: P, *, livemode: bool, now: datetime
+    ) -> bool:
+        """Due now, unless the same job is queued already (queue.enqueue_once)."""
+        return await queue.enqueue_once(
+            session,
+            self.name,
+            dataclasses.asdict(payload),  # type: ignore[call-overload]
+            family=self.family,
+            livemode=livemode,
+            now=now,
+        )
+
     def values(
         self,
         payload: P,

@@ -36,6 +36,18 @@ def insert_job(source: str | None = None) -> str:
 
 _ENQUEUE = text(f"WITH {insert_job()} SELECT job.id, {NOTIFY} FROM job")  # noqa: S608
 
+# The same, unless a job of that kind with that payload is already queued; callers of one
+# payload take turns (a transaction-scoped advisory lock on it) so that two at once cannot
+# both find none.
+_LOCK_PAYLOAD = text(
+    "SELECT pg_advisory_xact_lock(7244, hashtext(CAST(:kind AS text) || CAST(:payload AS text)))"
+)
+_ENQUEUE_ONCE = text(
+    "WITH fresh AS (SELECT WHERE NOT EXISTS (SELECT FROM jobs WHERE lane = :job_lane "  # noqa: S608
+    "  AND kind = :job_kind AND status = 'queued' AND payload = CAST(:job_payload AS jsonb))), "
+    f"{insert_job('fresh')} SELECT job.id, {NOTIFY} FROM job"
+)
+
 # What a claim does to the jobs it picked: runs them under a lease, or fails those whose
 # lease ran out on their last attempt (they are not rerun).
 _TAKE_PICKED = (
@@ -170,6 +182,23 @@ async def enqueue(
     )
     result = await session.execute(_ENQUEUE, parameters)
     return int(result.scalar_one())
+
+
+async def enqueue_once(
+    session: AsyncSession,
+    kind: str,
+    payload: dict[str, Any],
+    *,
+    livemode: bool,
+    now: datetime,
+    family: lanes.Family = lanes.Family.MONEY,
+) -> bool:
+    """Queues a job due now unless one of `kind` with exactly `payload` is queued already
+    (a running one does not count: it may have looked before what prompts this one); whether
+    it queued one. In the caller's transaction."""
+    parameters = job_values(kind, payload, livemode=livemode, now=now, family=family)
+    await session.execute(_LOCK_PAYLOAD, {"kind": kind, "payload": parameters["job_payload"]})
+    return (await session.execute(_ENQUEUE_ONCE, parameters)).first() is not None
 
 
 def job_values(

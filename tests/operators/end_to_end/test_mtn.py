@@ -28,7 +28,14 @@ from tests.operators.live import (
 from tests.operators.mtn_live import CONNECTOR, NUMBER, mtn_fake, wire
 from tests.payments.builders import merchant_available, pay
 from tests.payouts.builders import top_up
-from tests.support import MerchantKeys, ServerThread, assert_error, make_merchant, momo_body
+from tests.support import (
+    MerchantKeys,
+    ServerThread,
+    assert_error,
+    make_merchant,
+    momo_body,
+    scalar,
+)
 
 
 @pytest.fixture
@@ -171,6 +178,33 @@ async def test_a_payout_is_transferred_by_mtn(
         "succeeded"
     )
     assert await merchant_available(runtime, merchant.id, livemode=True) == 4000
+
+
+async def test_a_failed_transfer_of_another_amount_is_never_recredited(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: MtnMomoFake,
+    merchant: MerchantKeys,
+) -> None:
+    """MTN's status answer names another amount than the transfer Cauri asked for: it is
+    not about that request as recorded, so it settles nothing (a failure would give back
+    money that may be gone) and a person is asked."""
+    await top_up(runtime, merchant.id, 5000, livemode=True)
+    fake.outcome_for(NUMBER, "FAILED", "PAYEE_NOT_FOUND")
+    body = {"amount": 1000, "phone_number": NUMBER, "operator": "mtn"}
+    payout = await send_payout(client, merchant, body)
+    [transfer] = fake.received("transfer")
+    transfer.body["amount"] = "10"
+    await callbacks_received(runtime)
+    await run(runtime, worker)
+    assert (await read(client, merchant, f"payouts/{payout['reference']}"))["status"] == ("pending")
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 4000
+    sql = (
+        "SELECT review_required_at IS NOT NULL AND reason = 'mismatch: amount 10 (asked: 1000)'"
+        " FROM operator_operations WHERE subject_ref = :r"
+    )
+    assert await scalar(runtime, sql, r=payout["reference"])
 
 
 async def test_a_refund_goes_back_through_mtns_refund_of_the_collection(

@@ -120,6 +120,7 @@ async def test_a_payment_is_paid_on_oranges_page_and_confirmed_by_the_status(
     assert [e.action for e in operation.exchanges][-1] == "transactionstatus"
 
 
+@pytest.mark.parametrize("token", ["0" * 32, "é" * 32])
 async def test_a_notification_with_another_token_is_refused(
     client: httpx.AsyncClient,
     runtime: Runtime,
@@ -127,11 +128,12 @@ async def test_a_notification_with_another_token_is_refused(
     fake: OrangeMoneyFake,
     merchant: MerchantKeys,
     callbacks: ServerThread,
+    token: str,
 ) -> None:
     payment = await live_payment(client, merchant)
     reference = payment["reference"]
     url = f"{callbacks.base_url}/api/v1/operator-callbacks/{CONNECTOR}/{reference}"
-    forged = {"status": "SUCCESS", "notif_token": "0" * 32, "txnid": "MP1"}
+    forged = {"status": "SUCCESS", "notif_token": token, "txnid": "MP1"}
     assert fake.send_forged_notification(url, forged) == 401
     await run(runtime, worker)
     assert await status_of(client, merchant, f"payments/{reference}") == "pending"

@@ -193,8 +193,9 @@ class CinetPayConnector(exchange.NetworkConnector):
             reference = fields["client_transaction_id"]
             return CallbackUpdate(reference, OperatorResult(Outcome.PENDING), verified=False)
         given = notice.headers.get("x-token", "")
+        # Compared as bytes: a header of non-ASCII characters is as wrong as any other.
         if not fields.get("cpm_trans_id") or not hmac.compare_digest(
-            given, x_token(fields, self._secret_key)
+            given.encode(), x_token(fields, self._secret_key).encode()
         ):
             return None
         if fields.get("cpm_site_id") != self._site_id:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cauri.operators.exchange import parsed, unknown
+from cauri.operators.exchange import parsed, stating, unknown
 from cauri.operators.protocol import Exchange, OperatorResult, Outcome
 
 # MTN's final statuses besides SUCCESSFUL: FAILED is documented; REJECTED, TIMEOUT and
@@ -66,7 +66,18 @@ def to_request(
 def to_status(
     status: int | None, text: str | None, exchanges: tuple[Exchange, ...]
 ) -> OperatorResult:
-    """The answer to a status query (GET …/{referenceId}), or a callback's body (200)."""
+    """The answer to a status query (GET …/{referenceId}), or a callback's body (200),
+    with the transaction's amount and currency."""
+    result = _status_outcome(status, text, exchanges)
+    body = _body(text) if status == 200 else None
+    if body is None:
+        return result
+    return stating(result, amount=body.get("amount"), currency=body.get("currency"))
+
+
+def _status_outcome(
+    status: int | None, text: str | None, exchanges: tuple[Exchange, ...]
+) -> OperatorResult:
     if status == 404:
         return OperatorResult(Outcome.PENDING, unknown_reference=True, exchanges=exchanges)
     body = _body(text) if status == 200 else None

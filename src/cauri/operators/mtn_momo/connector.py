@@ -9,6 +9,7 @@ Cauri then asks MTN (cauri.calls). Sources in docs/OPERATORS.md.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from cauri.kit.money import decimal_text
@@ -193,7 +194,9 @@ class MtnMomoConnector(exchange.NetworkConnector):
         answer = await self._get(product, f"/{product}/v1_0/{path}/{reference}", f"{path}_status")
         if isinstance(answer, Refusal):
             return exchange.unknown((answer.exchange,))
-        return answers.to_status(answer.status, answer.text, (answer.exchange,))
+        result = answers.to_status(answer.status, answer.text, (answer.exchange,))
+        # The account's own currency (the sandbox's EUR) is not the request's: not compared.
+        return replace(result, currency=None) if self._currency else result
 
     async def _get(
         self, product: str, path: str, action: str = "balance"

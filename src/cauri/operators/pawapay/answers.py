@@ -14,9 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cauri.operators.exchange import parsed, unknown
+from cauri.operators.exchange import parsed, stating, unknown
 from cauri.operators.protocol import Exchange, OperatorResult, Outcome
 
+# Each kind of payment's id field, as the call protocol's action: a refund names its deposit
+# too, so its own id is looked for first.
+KINDS = (("refundId", "refund"), ("payoutId", "disburse"), ("depositId", "collect"))
 IN_FLIGHT = frozenset({"ACCEPTED", "ENQUEUED", "SUBMITTED", "PROCESSING", "IN_RECONCILIATION"})
 
 
@@ -61,7 +64,17 @@ def to_initiation(
 
 
 def to_payment(fields: dict[str, Any], exchanges: tuple[Exchange, ...]) -> OperatorResult:
-    """A deposit, payout or refund as pawaPay shows it (a status check's `data`, a callback)."""
+    """A deposit, payout or refund as pawaPay shows it (a status check's `data`, a callback),
+    with what it says the payment is: its kind, amount and currency."""
+    return stating(
+        _outcome(fields, exchanges),
+        amount=fields.get("amount"),
+        currency=fields.get("currency"),
+        kind=next((kind for field, kind in KINDS if isinstance(fields.get(field), str)), None),
+    )
+
+
+def _outcome(fields: dict[str, Any], exchanges: tuple[Exchange, ...]) -> OperatorResult:
     state = fields.get("status")
     transaction = fields.get("providerTransactionId")
     operator_reference = str(transaction) if transaction else None

@@ -43,6 +43,11 @@ ID_FIELDS = {DEPOSITS: "depositId", PAYOUTS: "payoutId", REFUNDS: "refundId"}
 # Seconds between the status queries that fetch a redirect provider's authorisation URL.
 AUTH_URL_WAITS = (0.5, 1.0, 1.5)
 CONFIGURATION_LIFETIME = 3600.0
+# Seconds after a fetch of pawaPay's public keys before a key id they did not hold makes
+# Cauri fetch them again: forged callbacks naming made-up key ids cost one fetch a minute,
+# not one each. A callback signed with a key pawaPay has just rotated in is refused (401)
+# meanwhile, and pawaPay sends it again (it retries for 15 minutes).
+KEY_FETCH_INTERVAL = 60.0
 AVAILABILITY_LIFETIME = 60.0
 # pawaPay's operation types and statuses, as Cauri's actions and states.
 OPERATION_ACTIONS = {"DEPOSIT": "collect", "PAYOUT": "disburse", "REFUND": "refund"}
@@ -69,6 +74,8 @@ class PawapayConnector(exchange.NetworkConnector):
         self._providers = providers.table(config.settings.get("providers"))
         self._signed = config.settings.get("signed_callbacks", "false").lower() == "true"
         self._keys: dict[str, str] = {}
+        self._keys_fetched_at = float("-inf")
+        self._clock = time.monotonic  # the tests' own, to pass the interval
         self._auth_types: dict[str, str] = {}
         self._conf_read_at = -CONFIGURATION_LIFETIME
         self._availability: Mapping[tuple[str, str], str] = {}
@@ -300,16 +307,23 @@ class PawapayConnector(exchange.NetworkConnector):
         signed = signatures.signature_input(notice)
         if signed is None:
             return False
-        if signed.keyid not in self._keys:
+        if self._fetch_due(signed.keyid):
             await self._fetch_keys(signed.keyid)
         return signatures.verified(notice, self._keys, signed)
 
+    def _fetch_due(self, keyid: str) -> bool:
+        recent = self._clock() - self._keys_fetched_at < KEY_FETCH_INTERVAL
+        return keyid not in self._keys and not recent
+
     async def _fetch_keys(self, wanted: str) -> None:
         """pawaPay's public keys, fetched on first need and again for a key id not yet
-        seen (pawaPay rotates them); concurrent callbacks wait for one fetch."""
+        seen (pawaPay rotates them), at most once per KEY_FETCH_INTERVAL; concurrent
+        callbacks wait for one fetch."""
         async with self._keys_lock:
-            if wanted in self._keys:
+            if not self._fetch_due(wanted):
                 return
+            # Also when pawaPay does not answer: the interval bounds what callbacks cost it.
+            self._keys_fetched_at = self._clock()
             answer = await exchange.send(
                 self.client,
                 "public_keys",

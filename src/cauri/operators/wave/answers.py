@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cauri.operators.exchange import unknown
+from cauri.operators.exchange import stating, unknown
 from cauri.operators.protocol import Exchange, OperatorResult, Outcome
 
 
@@ -42,7 +42,14 @@ def is_refusal(status: int | None) -> bool:
 
 def to_session(session: dict[str, Any], exchanges: tuple[Exchange, ...]) -> OperatorResult:
     """A checkout session as Wave shows it (its answer to a creation or a query, or the
-    `data` of a webhook event)."""
+    `data` of a webhook event), with its amount and currency."""
+    result = _session_outcome(session, exchanges)
+    return stating(
+        result, amount=session.get("amount"), currency=session.get("currency"), kind="collect"
+    )
+
+
+def _session_outcome(session: dict[str, Any], exchanges: tuple[Exchange, ...]) -> OperatorResult:
     transaction = session.get("transaction_id")
     operator_reference = str(transaction) if transaction else None
     if session.get("payment_status") == "succeeded":
@@ -70,6 +77,13 @@ def to_session(session: dict[str, Any], exchanges: tuple[Exchange, ...]) -> Oper
 
 
 def to_payout(payout: dict[str, Any], exchanges: tuple[Exchange, ...]) -> OperatorResult:
+    """A payout as Wave shows it, with what the recipient receives (`receive_amount`)."""
+    result = _payout_outcome(payout, exchanges)
+    amount, currency = payout.get("receive_amount"), payout.get("currency")
+    return stating(result, amount=amount, currency=currency, kind="disburse")
+
+
+def _payout_outcome(payout: dict[str, Any], exchanges: tuple[Exchange, ...]) -> OperatorResult:
     state = payout.get("status")
     operator_reference = str(payout["id"]) if payout.get("id") else None
     if state == "succeeded":
