@@ -27,7 +27,10 @@ async def _check(runtime: Runtime) -> Reconciliation:
 
 
 async def _tamper(runtime: Runtime, sql: str, **params: Any) -> None:
+    """Behind the ledger's back: the database refuses to change a posting (migration 0022)
+    unless a superuser skips its triggers, which is what the check is there to find."""
     async with unit_of_work(runtime.sessionmaker) as session:
+        await session.execute(text("SET LOCAL session_replication_role = replica"))
         await session.execute(text(sql), params)
 
 

@@ -38,6 +38,9 @@ class LedgerTransaction(Base):
 
 
 class LedgerPosting(Base):
+    """Append-only in the database (migration 0022): only `folded` ever changes, and a
+    transaction whose postings do not sum to zero per currency is refused at its commit."""
+
     __tablename__ = "ledger_postings"
     __table_args__ = (
         Index("ix_ledger_postings_account", "account"),

@@ -1,0 +1,10 @@
+-- One payment's ledger transaction and its three postings, as `ledger.service.append_after`
+-- writes them (bench/zero_sum.sh: the zero-sum trigger's cost in PostgreSQL alone). The
+-- account codes have no colon: pgbench would read `:name` as one of its variables.
+WITH tx AS (
+  INSERT INTO ledger_transactions (kind, reference, livemode, created_at)
+  VALUES ('payment', 'bench', false, now()) RETURNING id
+)
+INSERT INTO ledger_postings (transaction_id, account, currency, amount, folded)
+SELECT tx.id, p.account, 'XOF', p.amount, false FROM tx, (VALUES
+  ('bench-clearing', -1015), ('bench-merchant', 1000), ('bench-fees', 15)) AS p(account, amount);
