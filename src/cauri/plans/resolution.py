@@ -58,6 +58,25 @@ async def refund_to(
     """Sends what the escrow holds to `phone_number` by `operator`. The plan becomes
     `refunded` (resolution `refunded`) when the refund succeeds; should it fail, the plan
     stays failed, the money back in escrow, and the staff may resolve it again."""
+    plan, refund = await record_refund_to(
+        session, runtime, reference, phone_number=phone_number, operator=operator, reason=reason
+    )
+    await settlement.send_refund(session, runtime, plan, refund)
+    return plan, refund
+
+
+async def record_refund_to(
+    session: AsyncSession,
+    runtime: Runtime,
+    reference: str,
+    *,
+    phone_number: str,
+    operator: str,
+    reason: str | None = None,
+) -> tuple[InstallmentPlan, PlanRefund]:
+    """refund_to's first half: the refund recorded, not yet sent. Sending it through an
+    operator's network commits the caller's transaction (calls.engage): what must be kept
+    with it (the staff's audit entry) is written between the two halves."""
     mode = catalogue.find(operator)
     if mode is None or mode.is_card:
         raise InvalidRequest.field("operator", f"Opérateur Mobile Money inconnu : {operator}.")
@@ -71,7 +90,6 @@ async def refund_to(
     plan.refund_phone_number = number
     plan.resolution_reason = reason.strip() if reason and reason.strip() else None
     refund = await settlement.record_refund(session, runtime, plan, held)
-    await settlement.send_refund(session, runtime, plan, refund)
     return plan, refund
 
 

@@ -50,7 +50,7 @@ from cauri.models import (
 from cauri.operators import catalogue
 from cauri.operators.protocol import CheckReport, Outcome
 from cauri.payouts.service import payouts
-from cauri.plans import resolution
+from cauri.plans import resolution, settlement
 from cauri.platform.service import update_settings
 from cauri.runtime import Runtime
 from cauri.staff import accounts, reconciliation
@@ -555,6 +555,36 @@ def _plan(session: AsyncSession, reference: str) -> State:
     return _row(session, _RESOLUTION, InstallmentPlan.id == parse_uuid(reference))
 
 
+_REFUND = (
+    PlanRefund.reference,
+    PlanRefund.amount,
+    PlanRefund.currency,
+    PlanRefund.status,
+    PlanRefund.operator,
+    PlanRefund.phone_number,
+)
+
+
+def _plan_and_refund(session: AsyncSession, reference: str) -> State:
+    """The plan's resolution and the refund under way, if any (a resolvable plan has none;
+    a refund to a number leaves the one it recorded)."""
+    plan = _plan(session, reference)
+
+    async def read() -> Mapping[str, Any] | None:
+        found = await plan()
+        if found is None:
+            return None
+        refunds = await _rows(
+            session,
+            _REFUND,
+            PlanRefund.plan_id == parse_uuid(reference),
+            PlanRefund.status == Outcome.PENDING,
+        )
+        return {**found, "refund": refunds[0] if refunds else None}
+
+    return read
+
+
 async def refund_plan_to(
     session: AsyncSession,
     runtime: Runtime,
@@ -565,19 +595,25 @@ async def refund_plan_to(
     operator: str,
     reason: str | None,
 ) -> tuple[InstallmentPlan, PlanRefund]:
-    """balances.credit: a failed plan's escrow to a number (`cauri plans resolve`)."""
-    return await _audited(
+    """balances.credit: a failed plan's escrow to a number (`cauri plans resolve`). The
+    entry is written with the refund's row, before the refund is sent: through an
+    operator's network, sending commits the transaction (record → commit → call → apply),
+    so the entry is kept exactly when the refund is, whatever the operator answers. It says
+    what was recorded (the refund asked for, pending); the refund's row says how it ends."""
+    plan, refund = await _audited(
         session,
         runtime,
         actor,
         REFUND_PLAN,
         reference,
-        _plan(session, reference),
-        lambda: resolution.refund_to(
+        _plan_and_refund(session, reference),
+        lambda: resolution.record_refund_to(
             session, runtime, reference, phone_number=phone_number, operator=operator, reason=reason
         ),
         reason,
     )
+    await settlement.send_refund(session, runtime, plan, refund)
+    return plan, refund
 
 
 async def release_plan_to_merchant(
