@@ -28,14 +28,14 @@ NEW_NUMBER = "22997654321"
 async def live_failed_plan(
     client: httpx.AsyncClient,
     runtime: Runtime,
-    server: ServerThread,
     worker: Worker,
     network: ScriptedNetwork,
+    *also: Runtime,
 ) -> tuple[MerchantKeys, str]:
-    """A live plan paid 3,000 through `network` (the API's and the console's), cancelled,
-    whose refund the operator refused: the 3,000 are in its live escrow, the plan failed."""
-    assert server.runtime is not None
-    for served in (runtime, server.runtime):
+    """A live plan paid 3,000 through `network` (this runtime's and `also`'s: a served
+    console's), cancelled, whose refund the operator refused: the 3,000 are in its live
+    escrow, the plan failed."""
+    for served in (runtime, *also):
         served.operators.live_adapters["mtn"] = network
     merchant = await make_merchant(runtime)
     live = merchant.headers(livemode=True)
@@ -54,6 +54,11 @@ async def live_failed_plan(
     assert fetched.json()["data"]["status"] == "failed"
     assert await live_escrow(runtime, merchant.id, reference) == 3_000
     return merchant, reference
+
+
+def served(server: ServerThread) -> Runtime:
+    assert server.runtime is not None
+    return server.runtime
 
 
 async def refund_entries(runtime: Runtime) -> list[dict[str, Any]]:
@@ -85,7 +90,7 @@ async def test_a_live_refund_to_sent_through_the_network_keeps_its_audit_entry(
     worker: Worker,
 ) -> None:
     network = ScriptedNetwork()
-    merchant, reference = await live_failed_plan(client, runtime, server, worker, network)
+    merchant, reference = await live_failed_plan(client, runtime, worker, network, served(server))
     network.send[NEW_NUMBER] = SUCCEEDED
     await signed_in(console, runtime, "finance", "awa")
 
@@ -112,7 +117,7 @@ async def test_a_live_refund_to_the_operator_refuses_or_leaves_unanswered_is_rec
     """The entry says what was recorded before the call (the refund asked for), not what
     the operator answered: the refund's own row tells that."""
     network = ScriptedNetwork()
-    merchant, reference = await live_failed_plan(client, runtime, server, worker, network)
+    merchant, reference = await live_failed_plan(client, runtime, worker, network, served(server))
     await signed_in(console, runtime, "finance", "awa")
 
     network.send[NEW_NUMBER] = FAILED
