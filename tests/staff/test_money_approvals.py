@@ -27,7 +27,8 @@ from tests.calls.builders import SUCCEEDED, ScriptedNetwork
 from tests.console.builders import cli, make_staff
 from tests.console.test_live_resolution import NEW_NUMBER, live_failed_plan
 from tests.payments.builders import merchant_available
-from tests.payouts.test_maker_checker import dual_above
+from tests.payouts.builders import live_operator, set_limits, top_up
+from tests.payouts.test_maker_checker import dual_above, held, state
 from tests.plans.test_plan_refunds import live_escrow
 from tests.support import make_merchant, scalar
 
@@ -272,3 +273,30 @@ async def test_the_cli_names_its_accounts_with_a_code(runtime: Runtime, database
     )
     assert approved.exit_code == 0, approved.stderr
     assert await merchant_available(runtime, merchant.id, livemode=True) == 16_000
+
+
+async def test_a_payout_follows_the_same_rules(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    """An admin who just linked a finance account cannot be the second approval of its
+    payout, nor can the anonymous CLI be one of two."""
+    live_operator(runtime)
+    merchant = await make_merchant(runtime)
+    await top_up(runtime, merchant.id, 100_000, livemode=True)
+    await set_limits(runtime, merchant.id, approval_threshold=1_000)
+    await dual_above(runtime, THRESHOLD)
+    reference = await held(client, merchant, 9_000)
+    admin = await staff(runtime, "awa", "admin")
+    await make_staff(runtime, "binta@cauri.example", "finance")
+    await act(runtime, actions.link_staff, admin, "binta@cauri.example")
+    binta_id = await scalar(
+        runtime, "SELECT id FROM staff_accounts WHERE email = 'binta@cauri.example'"
+    )
+    binta = Actor.staff("binta@cauri.example", binta_id)
+
+    with pytest.raises(Conflict, match="--as EMAIL --totp CODE"):
+        await act(runtime, actions.approve_payout, Actor.cli(), reference, None)
+    await act(runtime, actions.approve_payout, binta, reference, None)
+    with pytest.raises(Conflict, match="24 heures"):
+        await act(runtime, actions.approve_payout, admin, reference, None)
+    assert await state(runtime, reference) == ("pending", "required", False)
+    await act(runtime, actions.approve_payout, await staff(runtime, "cheikh"), reference, None)
+    assert await state(runtime, reference) == ("pending", "approved", True)
