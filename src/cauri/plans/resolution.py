@@ -65,12 +65,17 @@ async def refund_to(
     return plan, refund
 
 
-def destination(plan: InstallmentPlan, phone_number: str, operator: str) -> tuple[str, str]:
-    """The operator and the normalized number a refund of the plan may go to."""
+def mobile_money(phone_number: str, operator: str) -> tuple[catalogue.PaymentMode, str]:
+    """The Mobile Money mode and normalized number asked for, whatever the plan."""
     mode = catalogue.find(operator)
     if mode is None or mode.is_card:
         raise InvalidRequest.field("operator", f"Opérateur Mobile Money inconnu : {operator}.")
-    number = phone.normalize(phone_number, mode.country_code)
+    return mode, phone.normalize(phone_number, mode.country_code)
+
+
+def destination(plan: InstallmentPlan, phone_number: str, operator: str) -> tuple[str, str]:
+    """The operator and the normalized number a refund of the plan may go to."""
+    mode, number = mobile_money(phone_number, operator)
     if plan.currency != mode.currency:
         raise InvalidRequest.field(
             "operator", f"Ce plan est en {plan.currency} ; {mode.operator} paie en {mode.currency}."
@@ -90,6 +95,7 @@ async def record_refund_to(
     """refund_to's first half: the refund recorded, not yet sent. Sending it through an
     operator's network commits the caller's transaction (calls.engage): what must be kept
     with it (the staff's audit entry) is written between the two halves."""
+    mobile_money(phone_number, operator)  # refused before the plan is read
     plan, held = await resolvable(session, reference)
     plan.refund_operator, plan.refund_phone_number = destination(plan, phone_number, operator)
     plan.resolution_reason = reason.strip() if reason and reason.strip() else None

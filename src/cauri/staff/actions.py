@@ -687,6 +687,7 @@ async def refund_plan_to(
 ) -> tuple[InstallmentPlan, PlanRefund] | MoneyApproval:
     """balances.credit: a failed plan's escrow to a number (`cauri plans resolve`); a live
     escrow above the platform's dual-approval amount is only asked."""
+    resolution.mobile_money(phone_number, operator)  # refused before the plan is read
     plan, held = await resolution.resolvable(session, reference)
     if await approvals.needs_two(
         session, livemode=plan.livemode, amount=held, currency=plan.currency
