@@ -116,10 +116,13 @@ class ServerThread:
         self._url = url
         self._run_worker = run_worker
         self._server: uvicorn.Server | None = None
+        # The served app's own runtime, once started: a test gives it a live network.
+        self.runtime: Runtime | None = None
         self._thread = threading.Thread(target=self._serve, daemon=True)
 
     def _serve(self) -> None:
         runtime = Runtime.build(self._settings, self.clock, url=self._url)
+        self.runtime = runtime
         app = create_app(runtime, run_worker=self._run_worker)
         config = uvicorn.Config(app, host=self.host, port=self.port, log_level="warning")
         self._server = uvicorn.Server(config)

@@ -5,7 +5,7 @@
   written are chained here, in id order. `previous_hash` is unique: the chain never forks.
 
 Revision ID: 0026_audit_chain
-Revises: 0022_ledger_zero_sum
+Revises: 0023_money_approvals
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from cauri.audit import chain
 from cauri.models import AuditEntry
 
 revision: str = "0026_audit_chain"
-down_revision: str | None = "0022_ledger_zero_sum"
+down_revision: str | None = "0023_money_approvals"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -19,6 +19,8 @@ from cauri.kit.clock import Clock, SystemClock
 from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
 from cauri.staff import accounts, totp
+from tests.conftest import TEST_SECRET_KEY
+from tests.foundation.builders import CliResult, run_cli
 from tests.support import ServerThread
 
 PASSWORD = "correct horse battery staple"
@@ -64,6 +66,12 @@ async def make_staff(
             account.totp_secret = totp.seal(runtime.settings.secret_key, account.id, secret)
             account.totp_enabled_at = now
     return Member(account.email, role, password or "", secret)
+
+
+async def cli(database_url: str, *args: str) -> CliResult:
+    """The CLI with the servers' secret key: it unseals the accounts' TOTP secrets (`--as
+    EMAIL --totp CODE`)."""
+    return await run_cli(database_url, *args, env_vars={"CAURI_SECRET_KEY": TEST_SECRET_KEY})
 
 
 async def welcome_path(runtime: Runtime, email: str, at: datetime | None = None) -> str:

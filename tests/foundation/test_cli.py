@@ -11,6 +11,7 @@ import pytest
 
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
+from tests.console.builders import cli, make_staff
 from tests.foundation.builders import API, run_cli
 from tests.support import (
     MerchantKeys,
@@ -350,10 +351,18 @@ async def test_settings_unset_leaves_a_setting_without_a_value(
             "settings", "set", "--payout-dual-approval-above", amount, "--currency", currency,
         )  # fmt: skip
         assert set_one.exit_code == 0, set_one.stderr
-    unset = await run_cli(
-        database_url, "settings", "set", "--unset", "payout-dual-approval-above", "--json"
+    unset = ["settings", "set", "--unset", "payout-dual-approval-above"]
+    # Unsetting a set amount takes two admins (issue 23): asked by one, approved by another.
+    alone = await run_cli(database_url, *unset)
+    assert alone.exit_code == 1 and "--as EMAIL --totp CODE" in alone.stderr
+    awa = await make_staff(runtime, "awa@cauri.example", "admin")
+    binta = await make_staff(runtime, "binta@cauri.example", "admin")
+    asked = await cli(database_url, *unset, "--as", awa.email, "--totp", awa.code(), "--json")
+    pending = asked.json()["pending_approval"]["id"]
+    approved = await cli(
+        database_url, "approvals", "approve", pending, "--as", binta.email, "--totp", binta.code()
     )
-    assert unset.exit_code == 0, unset.stderr
+    assert approved.exit_code == 0, approved.stderr
     shown = "SELECT row(payout_dual_approval_above, payout_dual_approval_above_eur)::text"
     assert await scalar(runtime, f"{shown} FROM platform_settings") == "(,15000)"
     for wrong in ("fee-percent", "updated-at"):

@@ -25,6 +25,8 @@ from cauri.platform.service import update_settings
 from cauri.runtime import Runtime
 from cauri.staff import actions
 from cauri.worker.runner import Worker
+from tests.console.builders import cli, make_staff
+from tests.foundation.builders import run_cli
 from tests.payments.builders import merchant_available
 from tests.payouts.builders import (
     FakeLiveOperator,
@@ -38,9 +40,10 @@ from tests.payouts.test_cli_approval import cauri, cauri_json
 from tests.support import MerchantKeys, make_merchant, scalar
 
 THRESHOLD = 5_000
-AWA = Actor("cli", "cli:awa")
-BINTA = Actor("cli", "cli:binta")
-CHEIKH = Actor("cli", "cli:cheikh")
+# Above the amount each approval names a staff account (cauri.audit.approvers).
+AWA = Actor.staff("awa@cauri.example", uuid.uuid4())
+BINTA = Actor.staff("binta@cauri.example", uuid.uuid4())
+CHEIKH = Actor.staff("cheikh@cauri.example", uuid.uuid4())
 
 
 @pytest.fixture
@@ -243,7 +246,7 @@ async def test_many_different_approvers_at_once_pay_it_once(
 ) -> None:
     await dual_above(runtime, THRESHOLD)
     reference = await held(client, merchant, 10_000)
-    people = [Actor("cli", f"cli:finance{n}") for n in range(12)]
+    people = [Actor.staff(f"finance{n}@cauri.example", uuid.uuid4()) for n in range(12)]
     results = await asyncio.gather(
         *(approve(runtime, reference, person) for person in people), return_exceptions=True
     )
@@ -321,27 +324,47 @@ async def test_the_cli_shows_the_approvals_and_sets_the_threshold(
     assert settings["payout_dual_approval_above_eur"] is None
     reference = await held(client, merchant, 8_000)
 
-    first = await cauri_json(database_url, "payouts", "approve", reference, "--reason", "vu")
+    # Above the amount the CLI names its staff account, proven by a code (issue 23).
+    alone = await run_cli(database_url, "payouts", "approve", reference)
+    assert alone.exit_code == 1 and "--as EMAIL --totp CODE" in alone.stderr
+    awa = await make_staff(runtime, "awa@cauri.example", "finance")
+    named = ["--as", awa.email]
+    first = (
+        await cli(
+            database_url,
+            "payouts",
+            "approve",
+            reference,
+            "--reason",
+            "vu",
+            *named,
+            "--totp",
+            awa.code(),
+            "--json",
+        )
+    ).json()
     assert (first["status"], first["approval"]) == ("pending", "required")
     [approval] = first["approvals"]
-    assert approval["by"] == Actor.cli().name
+    assert approval["by"] == awa.email
     assert datetime.fromisoformat(approval["at"]) <= datetime.now(UTC)
 
-    code, out, err = await cauri(database_url, "payouts", "approve", reference)
-    assert (code, out) == (1, "")
-    error = json.loads(err)["error"]
+    again = await cli(
+        database_url, "payouts", "approve", reference, *named, "--totp", awa.code(steps_ahead=1)
+    )
+    assert (again.exit_code, again.stdout) == (1, "")
+    error = json.loads(again.stderr)["error"]
     assert error["code"] == "conflict"
     assert f"Vous avez déjà approuvé le transfert {reference}" in error["message"]
 
-    code, out, _ = await cauri(database_url, "payouts", "list", "--awaiting-approval", "--json")
+    _, out, _ = await cauri(database_url, "payouts", "list", "--awaiting-approval", "--json")
     [row] = json.loads(out)
-    assert [approval["by"] for approval in row["approvals"]] == [Actor.cli().name]
-    code, out, _ = await cauri(database_url, "payouts", "list", "--awaiting-approval")
+    assert [approval["by"] for approval in row["approvals"]] == [awa.email]
+    _, out, _ = await cauri(database_url, "payouts", "list", "--awaiting-approval")
     header, line = out.splitlines()
-    assert "approved_by" in header.split() and Actor.cli().name in line.split()
+    assert "approved_by" in header.split() and awa.email in line.split()
 
     # Someone else (a staff member in the console) completes it.
     async with unit_of_work(runtime.sessionmaker) as session:
         await actions.approve_payout(session, runtime, BINTA, reference, None)
     assert await state(runtime, reference) == ("pending", "approved", True)
-    assert await approvers(runtime, reference) == [Actor.cli().name, BINTA.name]
+    assert await approvers(runtime, reference) == [awa.email, BINTA.name]

@@ -26,6 +26,11 @@ class Actor:
     def staff(cls, email: str, account_id: uuid.UUID) -> Actor:
         return cls("staff", email, account_id)
 
+    @classmethod
+    def recorded(cls, name: str, staff_account_id: uuid.UUID | None) -> Actor:
+        """The actor a row recorded by its name and staff account (an approval's)."""
+        return cls("cli", name) if staff_account_id is None else cls.staff(name, staff_account_id)
+
     @property
     def key(self) -> str:
         """The person, whatever name they show: their staff account (an email may change),

@@ -67,6 +67,22 @@ async def merchant_balances(
     ]
 
 
+async def credit_amount(
+    session: AsyncSession, merchant_id: str, *, amount: Decimal, currency: str, reason: str
+) -> int:
+    """A credit's amount in minor units, once it is known to be one that `credit` makes (a
+    credit held for a second person's approval is checked when asked)."""
+    await merchants.get(session, merchant_id)
+    if currency not in Currency.__members__:
+        raise InvalidRequest.field("currency", f"Devise inconnue : {currency}.")
+    minor = to_minor(amount, currency)
+    if minor <= 0:
+        raise InvalidRequest.field("amount", "Le montant crédité doit être positif.")
+    if not reason.strip():
+        raise InvalidRequest.field("reason", "Le motif du crédit est obligatoire.")
+    return minor
+
+
 async def credit(
     session: AsyncSession,
     merchant_id: str,
@@ -78,14 +94,9 @@ async def credit(
     now: datetime,
 ) -> int:
     """A top-up from the platform's top-up account; returns the new available balance."""
-    await merchants.get(session, merchant_id)
-    if currency not in Currency.__members__:
-        raise InvalidRequest.field("currency", f"Devise inconnue : {currency}.")
-    minor = to_minor(amount, currency)
-    if minor <= 0:
-        raise InvalidRequest.field("amount", "Le montant crédité doit être positif.")
-    if not reason.strip():
-        raise InvalidRequest.field("reason", "Le motif du crédit est obligatoire.")
+    minor = await credit_amount(
+        session, merchant_id, amount=amount, currency=currency, reason=reason
+    )
     into = movements.balance_of(merchant_id, livemode, currency)
     await movements.topped_up(session, into=into, amount=minor, reference=reason, at=now)
     return (await holdings.available(session, merchant_id, livemode, [currency]))[currency]

@@ -19,6 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
 from cauri.cli import database
+from cauri.cli.acting import AsOption, TotpOption, acting, held
+from cauri.cli.approvals import approvals_cli
 from cauri.cli.audit import audit_cli
 from cauri.cli.connectors import connectors_cli, exchanges_cli, routes_cli
 from cauri.cli.exports import export_cli
@@ -43,7 +45,7 @@ from cauri.kit.money import to_major
 from cauri.kit.public_url import is_loopback
 from cauri.merchants.keys import LIVE_PREFIX, TEST_PREFIX
 from cauri.merchants.service import merchants as merchant_service
-from cauri.models import ApiKey
+from cauri.models import ApiKey, MoneyApproval
 from cauri.payouts.service import payouts as payout_service
 from cauri.runtime import Runtime
 from cauri.staff import actions
@@ -71,6 +73,7 @@ app.add_typer(export_cli, name="export")
 app.add_typer(staff_cli, name="staff")
 app.add_typer(audit_cli, name="audit")
 app.add_typer(webhooks_cli, name="webhooks")
+app.add_typer(approvals_cli, name="approvals")
 merchants_cli.command("list")(merchants_list)
 merchants_cli.command("show")(merchants_show)
 settings_cli.command("show")(settings_show)
@@ -420,9 +423,13 @@ def settings_set(
         ),
     ] = None,
     currency: Annotated[str, typer.Option(help=_FIXED_CURRENCY_HELP)] = "XOF",
+    as_email: AsOption = None,
+    totp_code: TotpOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Changes the given settings; the others are kept."""
+    """Changes the given settings; the others are kept. Raising or unsetting
+    payout-dual-approval-above (where set) is only asked, on its own (--as and --totp
+    required), and done on a second admin's approval (`cauri approvals approve`)."""
     given: dict[str, Decimal | None] = {
         key: value
         for key, value in {
@@ -440,11 +447,9 @@ def settings_set(
     given |= {name.replace("-", "_"): None for name in unset or ()}
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        return platform_row(
-            await actions.set_settings(
-                session, runtime, Actor.cli(), given, currency=currency.upper()
-            )
-        )
+        actor = await acting(session, runtime, as_email, totp_code)
+        done = await actions.set_settings(session, runtime, actor, given, currency=currency.upper())
+        return held(done) if isinstance(done, MoneyApproval) else platform_row(done)
 
     _print(_in_transaction(work), as_json)
 
@@ -518,22 +523,28 @@ def merchants_credit(
     amount: Annotated[Decimal, typer.Option(help="In the currency's unit.")],
     reason: Annotated[str, typer.Option(help="What the top-up is, e.g. the bank transfer.")],
     currency: Annotated[str, typer.Option()] = "XOF",
+    as_email: AsOption = None,
+    totp_code: TotpOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Credits the available balance: a bank transfer received from the merchant."""
+    """Credits the available balance: a bank transfer received from the merchant. A live
+    credit above the platform's payout-dual-approval-above is only asked (--as and --totp
+    required) and done on a second person's approval (`cauri approvals approve`)."""
     livemode = _livemode(mode)
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
         available = await actions.credit_balance(
             session,
             runtime,
-            Actor.cli(),
+            await acting(session, runtime, as_email, totp_code),
             merchant_id,
             livemode=livemode,
             amount=amount,
             currency=currency.upper(),
             reason=reason,
         )
+        if isinstance(available, MoneyApproval):
+            return held(available)
         return {
             "merchant_id": merchant_id,
             "livemode": livemode,
@@ -554,13 +565,19 @@ _DECISION_REASON = Annotated[str | None, typer.Option(help="Why; kept in the aud
 
 @payouts_cli.command("approve")
 def payouts_approve(
-    reference: str, reason: _DECISION_REASON = None, as_json: JsonFlag = False
+    reference: str,
+    reason: _DECISION_REASON = None,
+    as_email: AsOption = None,
+    totp_code: TotpOption = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Debits the balance and hands the payout to the worker to send. Above the platform's
-    `payout-dual-approval-above`, only the second approval, by someone else, does."""
+    `payout-dual-approval-above`, only the second approval, by someone else, does; each of
+    the two names its staff account (--as EMAIL --totp CODE)."""
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        payout = await actions.approve_payout(session, runtime, Actor.cli(), reference, reason)
+        actor = await acting(session, runtime, as_email, totp_code)
+        payout = await actions.approve_payout(session, runtime, actor, reference, reason)
         return payout_row(payout, await payout_service.approvals(session, reference))
 
     _print(_in_transaction(work), as_json)

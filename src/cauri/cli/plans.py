@@ -7,9 +7,10 @@ from typing import Annotated, Any
 import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.audit.actor import Actor
+from cauri.cli.acting import AsOption, TotpOption, acting, held
 from cauri.cli.output import JsonFlag, echo_json, in_transaction
 from cauri.kit.money import to_major
+from cauri.models import MoneyApproval
 from cauri.plans.schemas import plan_object
 from cauri.runtime import Runtime
 from cauri.staff import actions
@@ -32,10 +33,14 @@ def plans_resolve(
     reason: Annotated[
         str | None, typer.Option(help="Why (required with --release-to-merchant).")
     ] = None,
+    as_email: AsOption = None,
+    totp_code: TotpOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Moves what a failed plan's escrow holds: a new refund to --refund-to by --operator (the
-    plan becomes `refunded` when it succeeds), or --release-to-merchant with a --reason."""
+    plan becomes `refunded` when it succeeds), or --release-to-merchant with a --reason. A
+    live escrow above the platform's payout-dual-approval-above is only asked (--as and
+    --totp required) and moved on a second person's approval (`cauri approvals approve`)."""
     if release_to_merchant == (refund_to is not None):
         raise typer.BadParameter(
             "give either --refund-to (with --operator) or --release-to-merchant"
@@ -44,16 +49,20 @@ def plans_resolve(
         raise typer.BadParameter("--refund-to needs --operator", param_hint="--operator")
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        actor = await acting(session, runtime, as_email, totp_code)
         if refund_to is not None and operator is not None:
-            plan, refund = await actions.refund_plan_to(
+            done = await actions.refund_plan_to(
                 session,
                 runtime,
-                Actor.cli(),
+                actor,
                 reference,
                 phone_number=refund_to,
                 operator=operator,
                 reason=reason,
             )
+            if isinstance(done, MoneyApproval):
+                return held(done)
+            plan, refund = done
             sent = {
                 "reference": refund.reference,
                 "status": refund.status,
@@ -63,14 +72,19 @@ def plans_resolve(
                 "failure_code": refund.failure_reason,
             }
             return {"plan": plan_object(plan), "refund": sent}
-        plan = await actions.release_plan_to_merchant(
-            session, runtime, Actor.cli(), reference, reason=reason or ""
+        released = await actions.release_plan_to_merchant(
+            session, runtime, actor, reference, reason=reason or ""
         )
-        return {"plan": plan_object(plan), "refund": None}
+        if isinstance(released, MoneyApproval):
+            return held(released)
+        return {"plan": plan_object(released), "refund": None}
 
     result = in_transaction(work)
     if as_json:
         echo_json(result)
+        return
+    if "pending_approval" in result:
+        typer.echo(f"pending approval {result['pending_approval']['id']}: {result['next']}")
         return
     plan = result["plan"]
     typer.echo(f"plan {plan['reference']}: {plan['status']}, resolution {plan['resolution']}")

@@ -5,7 +5,13 @@ of the posted form, and the action run so that a refusal is a message on its pag
 A page catches the refusal to show it, so the request's unit of work, which would roll back
 an error it sees, sees none: the action runs in a savepoint that a refusal rolls back (its
 approval, its audit entry, whatever it had written), and the page answers with the
-refusal's status."""
+refusal's status.
+
+An action that calls an operator's network commits the request's transaction, savepoint
+included, before the call (calls.engage: record → commit → call → apply): what it wrote
+until then is kept, its audit entry with it (cauri.staff.actions), and what it writes after
+is the call's answer, which a refusal raised after the call does not undo (the savepoint is
+gone: there is nothing to roll back to)."""
 
 from __future__ import annotations
 
@@ -83,7 +89,9 @@ async def attempt(session: AsyncSession, change: Callable[[], Awaitable[T]]) -> 
     try:
         result = await change()
     except CauriError as refusal:
-        await (savepoint.commit() if refusal.keeps_writes else savepoint.rollback())
+        if savepoint.is_active:
+            await (savepoint.commit() if refusal.keeps_writes else savepoint.rollback())
         return refusal
-    await savepoint.commit()
+    if savepoint.is_active:
+        await savepoint.commit()
     return result

@@ -21,6 +21,7 @@ from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import CauriError, InvalidRequest
 from cauri.kit.money import Currency
 from cauri.merchants.service import NewMerchant
+from cauri.models import MoneyApproval
 from cauri.models.merchants import MERCHANT_STATUSES
 from cauri.staff import actions, reads
 
@@ -188,7 +189,7 @@ async def credit_balance(
     """A bank transfer received from the merchant: its amount to the available balance."""
     fields = await posted(request)
 
-    async def credit() -> int:
+    async def credit() -> int | MoneyApproval:
         amount = decimal_field(fields, "amount")
         if amount is None:
             raise InvalidRequest.field("amount", "Indiquez le montant à créditer.")
@@ -206,4 +207,5 @@ async def credit_balance(
     credited = await attempt(session, credit)
     if isinstance(credited, CauriError):
         return await _merchant_page(request, session, merchant_id, credited, fields)
-    return redirect(f"{PREFIX}/merchants/{merchant_id}?fait=credit")
+    done = "credit-demande" if isinstance(credited, MoneyApproval) else "credit"
+    return redirect(f"{PREFIX}/merchants/{merchant_id}?fait={done}")

@@ -20,6 +20,7 @@ from cauri.console.resources import KINDS
 from cauri.console.security import PREFIX
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import CauriError
+from cauri.models import MoneyApproval
 from cauri.staff import actions
 
 PLANS = next(kind for kind in KINDS if kind.path == "/plans")
@@ -28,6 +29,8 @@ PATH = PLANS.path + "/{reference}"
 DONE = {
     "rembourse": "Remboursement demandé : le plan est remboursé dès que l'opérateur le confirme.",
     "libere": "Séquestre libéré au marchand : son solde disponible est crédité.",
+    "demande": "Résolution demandée : au-delà du montant de double approbation, une deuxième "
+    "personne doit l'approuver (Approbations).",
 }
 
 pages = Pages()
@@ -43,6 +46,8 @@ async def _resolve(
     done: str,
 ) -> Response:
     refusal = await attempt(session, change)
+    if isinstance(refusal, MoneyApproval):
+        return redirect(f"{PREFIX}{PLANS.path}/{reference}?fait=demande")
     if not isinstance(refusal, CauriError):
         return redirect(f"{PREFIX}{PLANS.path}/{reference}?fait={done}")
     detail = await PLANS.detail(session, reference)

@@ -22,7 +22,7 @@ from cauri.console.security import PREFIX
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import CauriError, InvalidRequest
 from cauri.kit.money import FIXED_FEE_CURRENCIES
-from cauri.models import PlatformSettings
+from cauri.models import MoneyApproval, PlatformSettings
 from cauri.platform.service import FIXED_SETTINGS, fixed_column, may_be_unset
 from cauri.staff import actions, reads
 from cauri.staff.roles import Permission
@@ -57,6 +57,11 @@ SETTINGS = (
 )
 
 pages = Pages()
+DONE = {
+    "1": "Paramètres enregistrés.",
+    "demande": "Relever ou retirer le montant de double approbation demande l'accord d'un "
+    "second administrateur : la demande attend dans Approbations.",
+}
 
 
 @dataclass(frozen=True)
@@ -93,7 +98,7 @@ async def _page(
         "shown": _shown(row),
         "updated_at": row and row.updated_at,
         "currencies": FIXED_FEE_CURRENCIES,
-        "done": "Paramètres enregistrés." if request.query_params.get("fait") else None,
+        "done": DONE.get(request.query_params.get("fait", "")),
         "refusal": refusal,
     }
     return render(
@@ -112,7 +117,7 @@ async def set_settings(
 ) -> Response:
     fields = await posted(request)
 
-    async def change() -> None:
+    async def change() -> object:
         given: dict[str, Decimal | None] = {
             setting.name: value
             for setting in SETTINGS
@@ -122,11 +127,11 @@ async def set_settings(
         given |= {setting.name: None for setting in SETTINGS if fields.get(f"unset-{setting.name}")}
         if not given:
             raise InvalidRequest("Remplissez au moins un champ : un champ vide ne change rien.")
-        await actions.set_settings(
+        return await actions.set_settings(
             session, runtime, actor(staff), given, currency=fields.get("currency", "XOF")
         )
 
-    refusal = await attempt(session, change)
-    if isinstance(refusal, CauriError):
-        return await _page(request, session, refusal)
-    return redirect(f"{PREFIX}{PATH}?fait=1")
+    done = await attempt(session, change)
+    if isinstance(done, CauriError):
+        return await _page(request, session, done)
+    return redirect(f"{PREFIX}{PATH}?fait={'demande' if isinstance(done, MoneyApproval) else 1}")

@@ -1,5 +1,6 @@
 """All tables; importing this module registers them on `Base.metadata` (for Alembic)."""
 
+from cauri.models.approvals import MoneyApproval
 from cauri.models.audit import AuditEntry
 from cauri.models.base import Base
 from cauri.models.connectors import ConnectorAccount, OperatorRoute
@@ -31,6 +32,7 @@ __all__ = [
     "LedgerPosting",
     "LedgerTransaction",
     "Merchant",
+    "MoneyApproval",
     "OperatorExchange",
     "OperatorOperation",
     "OperatorRoute",

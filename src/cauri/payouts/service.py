@@ -26,6 +26,7 @@ from sqlalchemy import bindparam, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.audit import approvers
 from cauri.audit.actor import Actor
 from cauri.calls import service as calls
 from cauri.calls.requests import Action
@@ -410,9 +411,21 @@ class PayoutService:
                 f"Vous avez déjà approuvé le transfert {reference} : l'approbation d'une "
                 "autre personne est nécessaire."
             )
-        if len(await self.approvals(session, reference)) < await self.approvals_needed(
-            session, payout
-        ):
+        given = await self.approvals(session, reference)
+        needed = await self.approvals_needed(session, payout)
+        if needed > 1:
+            # The rules of every two-person money action (cauri.audit.approvers); a refusal
+            # rolls this approval back with the rest.
+            approvers.named(approver)
+            for earlier in given:
+                if earlier.approver != approver.key:
+                    await approvers.check_second(
+                        session,
+                        Actor.recorded(earlier.approver_name, earlier.staff_account_id),
+                        approver,
+                        now,
+                    )
+        if len(given) < needed:
             payout.updated_at = now
             await session.flush()
             return payout

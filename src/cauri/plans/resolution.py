@@ -25,8 +25,8 @@ from cauri.plans import settlement
 from cauri.runtime import Runtime
 
 
-async def _resolvable(session: AsyncSession, reference: str) -> tuple[InstallmentPlan, int]:
-    """The locked failed plan and what its escrow holds."""
+async def resolvable(session: AsyncSession, reference: str) -> tuple[InstallmentPlan, int]:
+    """The locked failed plan and what its escrow holds (what a resolution moves)."""
     plan_id = parse_uuid(reference)
     plan = None if plan_id is None else await settlement.lock(session, plan_id)
     if plan is None:
@@ -58,20 +58,48 @@ async def refund_to(
     """Sends what the escrow holds to `phone_number` by `operator`. The plan becomes
     `refunded` (resolution `refunded`) when the refund succeeds; should it fail, the plan
     stays failed, the money back in escrow, and the staff may resolve it again."""
+    plan, refund = await record_refund_to(
+        session, runtime, reference, phone_number=phone_number, operator=operator, reason=reason
+    )
+    await settlement.send_refund(session, runtime, plan, refund)
+    return plan, refund
+
+
+def mobile_money(phone_number: str, operator: str) -> tuple[catalogue.PaymentMode, str]:
+    """The Mobile Money mode and normalized number asked for, whatever the plan."""
     mode = catalogue.find(operator)
     if mode is None or mode.is_card:
         raise InvalidRequest.field("operator", f"Opérateur Mobile Money inconnu : {operator}.")
-    number = phone.normalize(phone_number, mode.country_code)
-    plan, held = await _resolvable(session, reference)
+    return mode, phone.normalize(phone_number, mode.country_code)
+
+
+def destination(plan: InstallmentPlan, phone_number: str, operator: str) -> tuple[str, str]:
+    """The operator and the normalized number a refund of the plan may go to."""
+    mode, number = mobile_money(phone_number, operator)
     if plan.currency != mode.currency:
         raise InvalidRequest.field(
             "operator", f"Ce plan est en {plan.currency} ; {mode.operator} paie en {mode.currency}."
         )
-    plan.refund_operator = mode.operator
-    plan.refund_phone_number = number
+    return mode.operator, number
+
+
+async def record_refund_to(
+    session: AsyncSession,
+    runtime: Runtime,
+    reference: str,
+    *,
+    phone_number: str,
+    operator: str,
+    reason: str | None = None,
+) -> tuple[InstallmentPlan, PlanRefund]:
+    """refund_to's first half: the refund recorded, not yet sent. Sending it through an
+    operator's network commits the caller's transaction (calls.engage): what must be kept
+    with it (the staff's audit entry) is written between the two halves."""
+    mobile_money(phone_number, operator)  # refused before the plan is read
+    plan, held = await resolvable(session, reference)
+    plan.refund_operator, plan.refund_phone_number = destination(plan, phone_number, operator)
     plan.resolution_reason = reason.strip() if reason and reason.strip() else None
     refund = await settlement.record_refund(session, runtime, plan, held)
-    await settlement.send_refund(session, runtime, plan, refund)
     return plan, refund
 
 
@@ -82,7 +110,7 @@ async def release_to_merchant(
     the customer by other means). The plan stays failed: its own refund did fail."""
     if not reason.strip():
         raise InvalidRequest.field("reason", "Dites pourquoi l'argent va au marchand.")
-    plan, held = await _resolvable(session, reference)
+    plan, held = await resolvable(session, reference)
     now = runtime.clock.now()
     await movements.escrow_released(
         session,

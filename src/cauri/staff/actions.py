@@ -21,12 +21,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
 from cauri.audit.log import AuditFilter, record
-from cauri.balance.service import credit
+from cauri.balance.service import credit, credit_amount
 from cauri.calls import service as calls
 from cauri.connectors.service import RouteRow, connectors
 from cauri.kit.db import unit_of_work
-from cauri.kit.errors import NotFound
+from cauri.kit.errors import Conflict, InvalidRequest, NotFound
 from cauri.kit.ids import parse_uuid
+from cauri.kit.money import to_minor
 from cauri.ledger import holdings
 from cauri.merchants.auth import Caller
 from cauri.merchants.service import NewMerchant
@@ -37,6 +38,7 @@ from cauri.models import (
     FeeRule,
     InstallmentPlan,
     Merchant,
+    MoneyApproval,
     OperatorOperation,
     OperatorRoute,
     Payout,
@@ -50,10 +52,10 @@ from cauri.models import (
 from cauri.operators import catalogue
 from cauri.operators.protocol import CheckReport, Outcome
 from cauri.payouts.service import payouts
-from cauri.plans import resolution
-from cauri.platform.service import update_settings
+from cauri.plans import resolution, settlement
+from cauri.platform.service import check_currency, update_settings
 from cauri.runtime import Runtime
-from cauri.staff import accounts, reconciliation
+from cauri.staff import accounts, approvals, reconciliation
 from cauri.staff.accounts import IssuedLink
 from cauri.staff.exports import ExportFilter
 from cauri.webhooks import service as webhooks
@@ -101,6 +103,12 @@ ROTATE_WEBHOOK_SECRET = StaffAction(
 CREATE_STAFF = StaffAction("staff.create", "staff.manage", "staff_account")
 DISABLE_STAFF = StaffAction("staff.disable", "staff.manage", "staff_account")
 LINK_STAFF = StaffAction("staff.link", "staff.manage", "staff_account")
+# A live money action above the platform's dual-approval amount, asked by one person and
+# done on another's approval (cauri.staff.approvals); whoever decides needs the permission
+# of the action itself (APPROVABLE), finance's at least.
+REQUEST_APPROVAL = StaffAction("approval.request", "balances.credit", "money_approval")
+APPROVE_ACTION = StaffAction("approval.approve", "balances.credit", "money_approval")
+REJECT_ACTION = StaffAction("approval.reject", "balances.credit", "money_approval")
 # Reads that leave a trace: a file of the platform's data leaves it, a check is recorded.
 EXPORT_DATA = StaffAction("export.download", "exports", "export")
 EXPORT_AUDIT = StaffAction("audit.export", "exports", "audit_log")
@@ -133,10 +141,17 @@ ACTIONS = (
     CREATE_STAFF,
     DISABLE_STAFF,
     LINK_STAFF,
+    REQUEST_APPROVAL,
+    APPROVE_ACTION,
+    REJECT_ACTION,
     EXPORT_DATA,
     EXPORT_AUDIT,
     RECONCILE,
 )
+
+APPROVABLE = {
+    action.name: action for action in (CREDIT_BALANCE, REFUND_PLAN, RELEASE_PLAN, SET_SETTINGS)
+}
 
 
 async def _audited(
@@ -373,9 +388,48 @@ async def credit_balance(
     amount: Decimal,
     currency: str,
     reason: str,
-) -> int:
-    """balances.credit. Returns the new available balance (minor units)."""
+) -> int | MoneyApproval:
+    """balances.credit. Returns the new available balance (minor units); a live credit
+    above the platform's dual-approval amount is only asked (cauri.staff.approvals)."""
+    minor = await credit_amount(
+        session, merchant_id, amount=amount, currency=currency, reason=reason
+    )
+    if await approvals.needs_two(session, livemode=livemode, amount=minor, currency=currency):
+        return await _ask(
+            session,
+            runtime,
+            actor,
+            CREDIT_BALANCE,
+            merchant_id,
+            amount=minor,
+            currency=currency,
+            livemode=livemode,
+            params={"amount": str(amount)},
+            reason=reason,
+        )
+    return await _credit(
+        session,
+        runtime,
+        actor,
+        merchant_id,
+        livemode=livemode,
+        amount=amount,
+        currency=currency,
+        reason=reason,
+    )
 
+
+async def _credit(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    merchant_id: str,
+    *,
+    livemode: bool,
+    amount: Decimal,
+    currency: str,
+    reason: str,
+) -> int:
     async def available() -> Mapping[str, Any]:
         found = await holdings.available(session, merchant_id, livemode, [currency])
         return {"livemode": livemode, "currency": currency, "available": found[currency]}
@@ -473,9 +527,45 @@ async def set_settings(
     changes: Mapping[str, Any],
     *,
     currency: str,
-) -> PlatformSettings:
+) -> PlatformSettings | MoneyApproval:
     """fees.manage (the settings are the default fees, plans' fees and the amount above
-    which a payout needs two approvals)."""
+    which a payout needs two approvals). Raising that amount, or unsetting it, lets one
+    person do more: it is only asked, on its own, and done on a second admin's approval
+    (cauri.staff.approvals.loosens); lowering it or setting it where unset is done at once."""
+    if approvals.SETTING in changes:
+        check_currency(currency)
+        value = changes[approvals.SETTING]
+        wanted = None if value is None else to_minor(value, currency, approvals.SETTING)
+        if approvals.loosens(await approvals.dual_above(session, currency), wanted):
+            if len(changes) > 1:
+                raise InvalidRequest.field(
+                    approvals.SETTING,
+                    "Relever ou retirer le montant de double approbation demande l'accord d'un "
+                    "second administrateur : changez-le seul, les autres paramètres à part.",
+                )
+            return await _ask(
+                session,
+                runtime,
+                actor,
+                SET_SETTINGS,
+                "platform",
+                amount=wanted,
+                currency=currency,
+                livemode=True,
+                params={"changes": {approvals.SETTING: None if value is None else str(value)}},
+                reason=None,
+            )
+    return await _apply_settings(session, runtime, actor, changes, currency=currency)
+
+
+async def _apply_settings(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    changes: Mapping[str, Any],
+    *,
+    currency: str,
+) -> PlatformSettings:
     columns = [c for c in PlatformSettings.__table__.c if c.name != "id"]
     return await _audited(
         session,
@@ -555,6 +645,36 @@ def _plan(session: AsyncSession, reference: str) -> State:
     return _row(session, _RESOLUTION, InstallmentPlan.id == parse_uuid(reference))
 
 
+_REFUND = (
+    PlanRefund.reference,
+    PlanRefund.amount,
+    PlanRefund.currency,
+    PlanRefund.status,
+    PlanRefund.operator,
+    PlanRefund.phone_number,
+)
+
+
+def _plan_and_refund(session: AsyncSession, reference: str) -> State:
+    """The plan's resolution and the refund under way, if any (a resolvable plan has none;
+    a refund to a number leaves the one it recorded)."""
+    plan = _plan(session, reference)
+
+    async def read() -> Mapping[str, Any] | None:
+        found = await plan()
+        if found is None:
+            return None
+        refunds = await _rows(
+            session,
+            _REFUND,
+            PlanRefund.plan_id == parse_uuid(reference),
+            PlanRefund.status == Outcome.PENDING,
+        )
+        return {**found, "refund": refunds[0] if refunds else None}
+
+    return read
+
+
 async def refund_plan_to(
     session: AsyncSession,
     runtime: Runtime,
@@ -564,26 +684,97 @@ async def refund_plan_to(
     phone_number: str,
     operator: str,
     reason: str | None,
+) -> tuple[InstallmentPlan, PlanRefund] | MoneyApproval:
+    """balances.credit: a failed plan's escrow to a number (`cauri plans resolve`); a live
+    escrow above the platform's dual-approval amount is only asked."""
+    resolution.mobile_money(phone_number, operator)  # refused before the plan is read
+    plan, held = await resolution.resolvable(session, reference)
+    if await approvals.needs_two(
+        session, livemode=plan.livemode, amount=held, currency=plan.currency
+    ):
+        operator, number = resolution.destination(plan, phone_number, operator)
+        return await _ask(
+            session,
+            runtime,
+            actor,
+            REFUND_PLAN,
+            reference,
+            amount=held,
+            currency=plan.currency,
+            livemode=plan.livemode,
+            params={"phone_number": number, "operator": operator},
+            reason=reason,
+        )
+    return await _refund_plan_to(
+        session,
+        runtime,
+        actor,
+        reference,
+        phone_number=phone_number,
+        operator=operator,
+        reason=reason,
+    )
+
+
+async def _refund_plan_to(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    reference: str,
+    *,
+    phone_number: str,
+    operator: str,
+    reason: str | None,
 ) -> tuple[InstallmentPlan, PlanRefund]:
-    """balances.credit: a failed plan's escrow to a number (`cauri plans resolve`)."""
-    return await _audited(
+    """The entry is written with the refund's row, before the refund is sent: through an
+    operator's network, sending commits the transaction (record → commit → call → apply),
+    so the entry is kept exactly when the refund is, whatever the operator answers. It says
+    what was recorded (the refund asked for, pending); the refund's row says how it ends."""
+    plan, refund = await _audited(
         session,
         runtime,
         actor,
         REFUND_PLAN,
         reference,
-        _plan(session, reference),
-        lambda: resolution.refund_to(
+        _plan_and_refund(session, reference),
+        lambda: resolution.record_refund_to(
             session, runtime, reference, phone_number=phone_number, operator=operator, reason=reason
         ),
         reason,
     )
+    await settlement.send_refund(session, runtime, plan, refund)
+    return plan, refund
 
 
 async def release_plan_to_merchant(
     session: AsyncSession, runtime: Runtime, actor: Actor, reference: str, *, reason: str
+) -> InstallmentPlan | MoneyApproval:
+    """balances.credit: a failed plan's escrow to the merchant's balance; a live escrow
+    above the platform's dual-approval amount is only asked."""
+    if not reason.strip():
+        raise InvalidRequest.field("reason", "Dites pourquoi l'argent va au marchand.")
+    plan, held = await resolution.resolvable(session, reference)
+    if await approvals.needs_two(
+        session, livemode=plan.livemode, amount=held, currency=plan.currency
+    ):
+        return await _ask(
+            session,
+            runtime,
+            actor,
+            RELEASE_PLAN,
+            reference,
+            amount=held,
+            currency=plan.currency,
+            livemode=plan.livemode,
+            params={},
+            reason=reason,
+        )
+    return await _release_plan(session, runtime, actor, reference, reason=reason)
+
+
+async def _release_plan(
+    session: AsyncSession, runtime: Runtime, actor: Actor, reference: str, *, reason: str
 ) -> InstallmentPlan:
-    """balances.credit: a failed plan's escrow to the merchant's balance."""
     return await _audited(
         session,
         runtime,
@@ -594,6 +785,133 @@ async def release_plan_to_merchant(
         lambda: resolution.release_to_merchant(session, runtime, reference, reason=reason),
         reason,
     )
+
+
+# --- live money actions held for a second person ---------------------------------------
+
+
+async def _ask(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    action: StaffAction,
+    subject: str,
+    *,
+    amount: int | None,
+    currency: str,
+    livemode: bool,
+    params: Mapping[str, Any],
+    reason: str | None,
+) -> MoneyApproval:
+    """The action recorded as pending, and its request in the audit log."""
+    now = runtime.clock.now()
+    pending = await approvals.ask(
+        session,
+        actor,
+        now,
+        kind=action.name,
+        subject=subject,
+        amount=amount,
+        currency=currency,
+        livemode=livemode,
+        params=params,
+        reason=reason,
+    )
+    await record(
+        session,
+        actor,
+        REQUEST_APPROVAL.name,
+        REQUEST_APPROVAL.resource_type,
+        str(pending.id),
+        None,
+        approvals.row(pending),
+        reason,
+        at=now,
+    )
+    return pending
+
+
+async def _decide(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    approval_id: str,
+    reason: str | None,
+    *,
+    approve: bool,
+) -> MoneyApproval:
+    now = runtime.clock.now()
+    pending = await approvals.lock_pending(session, approval_id)
+    before = approvals.row(pending)
+    await approvals.decide(session, pending, actor, now, approve=approve)
+    action = APPROVE_ACTION if approve else REJECT_ACTION
+    await record(
+        session,
+        actor,
+        action.name,
+        action.resource_type,
+        approval_id,
+        before,
+        approvals.row(pending),
+        reason,
+        at=now,
+    )
+    return pending
+
+
+async def approve_action(
+    session: AsyncSession, runtime: Runtime, actor: Actor, approval_id: str, reason: str | None
+) -> MoneyApproval:
+    """The second person's approval (the permission of the action asked, APPROVABLE): the
+    action is done now, as it was asked, in the approver's name. Its entry and the
+    approval's are written before any operator is called (a refund to a number)."""
+    pending = await _decide(session, runtime, actor, approval_id, reason, approve=True)
+    kind, subject, asked = pending.kind, pending.subject, pending.params
+    if kind == CREDIT_BALANCE.name:
+        await _credit(
+            session,
+            runtime,
+            actor,
+            subject,
+            livemode=pending.livemode,
+            amount=Decimal(asked["amount"]),
+            currency=pending.currency,
+            reason=pending.reason or "",
+        )
+    elif kind == SET_SETTINGS.name:
+        changes = {
+            name: None if value is None else Decimal(value)
+            for name, value in asked["changes"].items()
+        }
+        await _apply_settings(session, runtime, actor, changes, currency=pending.currency)
+    else:
+        _, held = await resolution.resolvable(session, subject)
+        if held != pending.amount:
+            raise Conflict(
+                "Le séquestre du plan a changé depuis la demande : rejetez-la et "
+                "demandez à nouveau."
+            )
+        if kind == REFUND_PLAN.name:
+            await _refund_plan_to(
+                session,
+                runtime,
+                actor,
+                subject,
+                phone_number=asked["phone_number"],
+                operator=asked["operator"],
+                reason=pending.reason,
+            )
+        else:
+            await _release_plan(session, runtime, actor, subject, reason=pending.reason or "")
+    return pending
+
+
+async def reject_action(
+    session: AsyncSession, runtime: Runtime, actor: Actor, approval_id: str, reason: str | None
+) -> MoneyApproval:
+    """Whoever may approve it may reject it, the asker included (a withdrawal): nothing
+    was done, nothing is."""
+    return await _decide(session, runtime, actor, approval_id, reason, approve=False)
 
 
 _OPERATION = (

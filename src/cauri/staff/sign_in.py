@@ -10,7 +10,7 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.config import Settings
-from cauri.kit.errors import CauriError
+from cauri.kit.errors import CauriError, Conflict
 from cauri.models import StaffAccount
 from cauri.staff import accounts, passwords, sessions, throttle, totp
 from cauri.staff.sessions import Current, Opened
@@ -120,3 +120,28 @@ async def with_code(
     account.last_sign_in_at = now
     await throttle.record(session, account.email, ip, now, succeeded=True)
     return await sessions.advance(session, current, pending=None, ip=ip, now=now, settings=settings)
+
+
+async def named_actor(
+    session: AsyncSession, email: str, code: str, now: datetime, settings: Settings
+) -> StaffAccount:
+    """The CLI's `--as EMAIL --totp CODE`: the enabled account of that address, proven by a
+    current code of its second factor (taken once, as at sign-in: a code seen over a
+    shoulder is spent). Its approvals are the account's, as in the console."""
+    account = await accounts.find(session, email)
+    if account is None or account.disabled_at is not None:
+        raise Conflict(f"Aucun compte actif du personnel pour {email.strip().lower()}.")
+    if account.totp_secret is None or account.totp_enabled_at is None:
+        raise Conflict(
+            f"Le compte {account.email} n'a pas de second facteur : connectez-vous une "
+            "première fois à la console pour l'enregistrer."
+        )
+    await session.refresh(account, with_for_update=True)
+    assert account.totp_secret is not None
+    secret = totp.unseal(settings.secret_key, account.id, account.totp_secret)
+    step = totp.accepted_step(secret, code, now, account.totp_last_step)
+    if step is None:
+        raise WrongCode()
+    account.totp_last_step = step
+    await session.flush()
+    return account
