@@ -25,7 +25,15 @@ from sqlalchemy.engine import make_url
 from cauri.kit import redaction
 from cauri.runtime import Runtime
 from tests.foundation.builders import API
-from tests.support import MerchantKeys, card_body, free_port, make_merchant, momo_body, scalar
+from tests.support import (
+    MerchantKeys,
+    card_body,
+    free_port,
+    make_merchant,
+    momo_body,
+    scalar,
+    webhook_secrets_in_clear,
+)
 from tests.webhooks.receiver import Receiver
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -251,9 +259,7 @@ async def test_a_full_run_logs_no_secret_and_no_personal_data(
         assert all(len(e["request_id"]) == 32 and e["duration_ms"] >= 0 for e in access)
 
     digests = (await scalar(runtime, "SELECT string_agg(key_hash, ' ') FROM api_keys")).split()
-    webhook_secrets = (
-        await scalar(runtime, "SELECT string_agg(secret, ' ') FROM webhook_endpoints")
-    ).split()
+    webhook_secrets = await webhook_secrets_in_clear(runtime)
     never_logged = {
         "test key": merchant.test_key,
         "live key": merchant.live_key,

@@ -67,17 +67,19 @@ class Connectors:
         secret_key: str | None,
         now: datetime,
         keep_secrets: bool = False,
+        previous_keys: Sequence[str] = (),
     ) -> tuple[ConnectorAccount, bool]:
         """Adds the account, or replaces the one of that name; True when it replaced one.
         `keep_secrets`: a secret not given keeps its stored value (an edit that leaves a
-        credential's field empty), if the account's kind still knows its name."""
+        credential's field empty), if the account's kind still knows its name;
+        `previous_keys` decrypt those (CAURI_PREVIOUS_SECRET_KEYS)."""
         if not _NAME.fullmatch(name) or name == SIMULATOR:
             raise ConnectorError(
                 f"Nom de connecteur invalide : {name!r} (lettres minuscules, chiffres, - et _, "
                 f"63 caractères au plus ; « {SIMULATOR} » est réservé)."
             )
         connector_kind = kind_named(kind)
-        box = SecretBox(secret_key)
+        box = SecretBox(secret_key, previous_keys)
         existing = await session.get(ConnectorAccount, name, with_for_update=True)
         if keep_secrets and existing is not None:
             known = (*connector_kind.secrets, *connector_kind.optional_secrets)
