@@ -24,6 +24,7 @@ from sqlalchemy.engine import make_url
 
 from cauri.kit import redaction
 from cauri.runtime import Runtime
+from tests.conftest import TEST_SECRET_KEY
 from tests.foundation.builders import API
 from tests.support import (
     MerchantKeys,
@@ -100,6 +101,7 @@ class Server:
             "CAURI_DATABASE_URL": database_url,
             "CAURI_LOG_JSON": "1" if json_lines else "0",
             "CAURI_WEBHOOK_ALLOW_PRIVATE": "1",
+            "CAURI_SECRET_KEY": TEST_SECRET_KEY,  # the webhook secrets are sealed with it
             "CAURI_TEST_SETTLE_DELAY": "1",
             "CAURI_WEBHOOK_RETRY_DELAYS": "1,1,1",
             "CAURI_WORKER_POLL_INTERVAL": "0.2",
