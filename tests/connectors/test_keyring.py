@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from sqlalchemy import text
 
 from cauri.audit.actor import Actor
+from cauri.cli.settings import runtime_settings
 from cauri.config import Settings
 from cauri.connectors.errors import ConnectorError
 from cauri.connectors.secrets import SecretBox
@@ -49,6 +50,14 @@ def test_previous_keys_are_read_and_checked() -> None:
     assert settings.previous_keys == (OLD, "p" * 32)
     with pytest.raises(ValidationError, match="CAURI_PREVIOUS_SECRET_KEYS: key 2"):
         Settings(previous_secret_keys=f"{OLD},short")
+
+
+def test_previous_keys_are_never_shown() -> None:
+    shown = json.dumps(runtime_settings(Settings(secret_key=NEW, previous_secret_keys=OLD)))
+    assert OLD not in shown and NEW not in shown
+    assert '"CAURI_PREVIOUS_SECRET_KEYS": "set"' in shown
+    unset = runtime_settings(Settings())
+    assert unset["CAURI_PREVIOUS_SECRET_KEYS"] == "not set"
 
 
 async def everything_sealed_with_the_old_key(runtime: Runtime) -> tuple[list[str], str]:

@@ -181,6 +181,24 @@ def _seal_webhook_secrets_in_clear() -> None:
         typer.echo(f"{sealed} webhook signing secret(s) written in clear are now encrypted")
 
 
+# What `serve` refuses to start without off loopback, and why.
+_OFF_LOOPBACK = (
+    # Customers would be sent to a payment page whose address nobody configured.
+    (
+        "public_url",
+        "CAURI_PUBLIC_URL",
+        "the base of payment_url, e.g. https://pay.example.com; set it, or serve on 127.0.0.1 "
+        "behind a proxy that sets it",
+    ),
+    (
+        "secret_key",
+        "CAURI_SECRET_KEY",
+        "it encrypts webhook signing secrets, connector credentials and TOTP secrets; e.g. the "
+        "output of `openssl rand -hex 32`, the same for every process",
+    ),
+)
+
+
 @app.command()
 def serve(
     host: str = "127.0.0.1",
@@ -192,24 +210,12 @@ def serve(
     import uvicorn
 
     settings = get_settings()
-    if settings.public_url is None and not is_loopback(host):
-        # Customers would be sent to a payment page whose address nobody configured.
-        typer.echo(
-            f"cauri serve --host {host}: CAURI_PUBLIC_URL is required off loopback "
-            "(the base of payment_url, e.g. https://pay.example.com). Set it, or serve on "
-            "127.0.0.1 behind a proxy that sets it.",
-            err=True,
-        )
-        raise typer.Exit(2)
-    if settings.secret_key is None and not is_loopback(host):
-        # Webhook signing secrets and connector credentials are kept encrypted with it.
-        typer.echo(
-            f"cauri serve --host {host}: CAURI_SECRET_KEY is required off loopback (it "
-            "encrypts webhook signing secrets, connector credentials and TOTP secrets; "
-            "e.g. the output of `openssl rand -hex 32`, the same for every process).",
-            err=True,
-        )
-        raise typer.Exit(2)
+    for setting, name, why in _OFF_LOOPBACK:
+        if getattr(settings, setting) is None and not is_loopback(host):
+            typer.echo(
+                f"cauri serve --host {host}: {name} is required off loopback ({why}).", err=True
+            )
+            raise typer.Exit(2)
     if workers > 1 and settings.redis_url is None:
         typer.echo(
             f"warning: --workers {workers} without CAURI_REDIS_URL: each process counts the "
