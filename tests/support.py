@@ -14,13 +14,16 @@ from typing import Any
 
 import httpx
 import uvicorn
-from sqlalchemy import text
+from sqlalchemy import select, text
 
 from cauri.app import create_app
 from cauri.config import Settings
+from cauri.connectors.secrets import keyring
 from cauri.kit.clock import Clock, ManualClock, SystemClock
 from cauri.kit.db import unit_of_work
+from cauri.merchants import webhook_secrets
 from cauri.merchants.service import merchants
+from cauri.models import WebhookEndpoint
 from cauri.runtime import Runtime
 
 
@@ -38,8 +41,21 @@ async def make_merchant(
     runtime: Runtime, *, name: str = "Boutique", status: str = "active"
 ) -> MerchantKeys:
     async with unit_of_work(runtime.sessionmaker) as session:
-        new = await merchants.create(session, name=name, status=status, now=runtime.clock.now())
+        new = await merchants.create(
+            session,
+            name=name,
+            status=status,
+            now=runtime.clock.now(),
+            box=keyring(runtime.settings),
+        )
     return MerchantKeys(new.merchant.id, new.test_key, new.live_key)
+
+
+async def webhook_secrets_in_clear(runtime: Runtime) -> list[str]:
+    """Every endpoint's signing secret, as its merchant reads it (they are kept sealed)."""
+    async with runtime.sessionmaker() as session:
+        endpoints = await session.scalars(select(WebhookEndpoint))
+        return [webhook_secrets.revealed(runtime.settings, endpoint) for endpoint in endpoints]
 
 
 def with_settings(runtime: Runtime, **changes: Any) -> Runtime:

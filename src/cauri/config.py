@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     # Encrypts connector credentials at rest (cauri.connectors.secrets); 32+ characters.
     # Required once a live connector is added or built.
     secret_key: str | None = Field(default=None, repr=False)
+    # Keys CAURI_SECRET_KEY replaced, comma-separated: they still decrypt (never encrypt)
+    # until `cauri secrets rotate` has re-encrypted everything with CAURI_SECRET_KEY.
+    previous_secret_keys: str = Field(default="", repr=False)
     # Seconds for a whole exchange with an operator, and for its TCP connection within it.
     operator_timeout: float = Field(default=30.0, gt=0)
     operator_connect_timeout: float = Field(default=5.0, gt=0)
@@ -80,6 +83,21 @@ class Settings(BaseSettings):
             )
         return value
 
+    @field_validator("previous_secret_keys")
+    @classmethod
+    def _previous_keys_are_long(cls, value: str) -> str:
+        for position, key in enumerate(_listed(value), start=1):
+            if len(key) < SECRET_KEY_MIN_LENGTH:
+                raise ValueError(
+                    f"CAURI_PREVIOUS_SECRET_KEYS: key {position} must be at least "
+                    f"{SECRET_KEY_MIN_LENGTH} characters long (it has {len(key)})"
+                )
+        return value
+
+    @property
+    def previous_keys(self) -> tuple[str, ...]:
+        return tuple(_listed(self.previous_secret_keys))
+
     @property
     def retry_delays(self) -> list[float]:
         return _seconds(self.webhook_retry_delays)
@@ -89,8 +107,12 @@ class Settings(BaseSettings):
         return _seconds(self.operator_poll_delays)
 
 
+def _listed(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
 def _seconds(listed: str) -> list[float]:
-    return [float(part) for part in listed.split(",") if part.strip()]
+    return [float(part) for part in _listed(listed)]
 
 
 @lru_cache

@@ -43,6 +43,7 @@ def operator_registry(settings: Settings) -> OperatorRegistry:
     return OperatorRegistry(
         Simulator(settings.test_settle_delay),
         secret_key=settings.secret_key,
+        previous_keys=settings.previous_keys,
         timeout=settings.operator_timeout,
         connect_timeout=settings.operator_connect_timeout,
     )

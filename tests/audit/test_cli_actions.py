@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from cauri.audit.actor import Actor
 from cauri.kit.clock import ManualClock
-from cauri.models import ApiKey, Reconciliation, WebhookEndpoint
+from cauri.models import ApiKey, Reconciliation
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.audit.builders import entries
@@ -24,7 +24,7 @@ from tests.connectors.builders import SECRET, cauri
 from tests.payments.builders import pay
 from tests.payouts.builders import create, live_operator, set_limits, top_up
 from tests.plans.test_resolution import failed_plan
-from tests.support import make_merchant, momo_body
+from tests.support import make_merchant, momo_body, webhook_secrets_in_clear
 
 Entry = dict[str, Any]
 MTN_SECRETS = (
@@ -97,11 +97,6 @@ async def run_steps(database_url: str, runtime: Runtime, steps: list[Step]) -> l
         assert entry["reason"] == step.reason, step.args
         step.check(entry)
     return printed
-
-
-async def webhook_secrets(runtime: Runtime) -> list[str]:
-    async with runtime.sessionmaker() as session:
-        return list(await session.scalars(select(WebhookEndpoint.secret)))
 
 
 def assert_no_secret(logged: list[Entry], secrets: list[str]) -> None:
@@ -301,7 +296,7 @@ async def test_each_command_writes_one_entry_without_a_secret(
             merchant.test_key,
             merchant.live_key,
             *new_keys,
-            *await webhook_secrets(runtime),
+            *await webhook_secrets_in_clear(runtime),
         ],
     )
 

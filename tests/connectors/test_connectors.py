@@ -10,7 +10,7 @@ from cauri.connectors.registry import OperatorRegistry
 from cauri.connectors.service import connectors
 from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
-from tests.connectors.builders import SECRET, Builds, add_fake, set_route
+from tests.connectors.builders import SECRET, Builds, add_fake, in_session, set_route
 from tests.payments.builders import FakeLiveOperator, pay
 from tests.support import assert_error, make_merchant, momo_body, scalar
 
@@ -43,6 +43,15 @@ async def add(runtime: Runtime, **fields: object) -> None:
         ({"name": "Fake BJ"}, "Nom de connecteur invalide"),
         ({"name": "simulator"}, "Nom de connecteur invalide"),
         ({"secret_key": None}, "CAURI_SECRET_KEY n'est pas défini"),
+        # Issue 23: production credentials never cross a network in clear.
+        (
+            {"environment": "production", "base_url": "http://fake.example"},
+            "URL de base refusée pour la production : http://fake.example",
+        ),
+        (
+            {"environment": "production", "base_url": "http://10.0.0.7:8080"},
+            "https:// obligatoire",
+        ),
     ],
 )
 async def test_add_refuses_in_plain_words(
@@ -325,3 +334,37 @@ async def test_a_route_names_only_operators_the_kind_carries(runtime: Runtime) -
     await set_route(runtime, "wave_sn", collect="wave-sn", refund="wave-sn")
     # An operator the account's own `providers` setting adds is carried.
     await set_route(runtime, "moov_tg", collect="pawapay", disburse="pawapay")
+
+
+@pytest.mark.parametrize(
+    "base_url", ["http://127.0.0.1:8080", "http://localhost:8080/api", "http://[::1]:9000"]
+)
+async def test_production_over_plain_http_only_to_this_machine(
+    runtime: Runtime, builds: Builds, base_url: str
+) -> None:
+    """Loopback never crosses a network: the operators' contract fakes and local tunnels."""
+    await add(runtime, environment="production", base_url=base_url)
+    assert await scalar(runtime, "SELECT base_url FROM connector_accounts") == base_url
+
+
+async def edit(runtime: Runtime, **fields: object) -> None:
+    """The console's edit: a credential not given keeps its stored value."""
+    await add(runtime, keep_secrets=True, **fields)
+
+
+async def test_credentials_do_not_follow_a_new_base_url(runtime: Runtime, builds: Builds) -> None:
+    """Issue 23: an administrator who cannot read an account's credentials cannot send them
+    to a host of theirs by editing its base URL and pressing « vérifier »."""
+    await add(runtime)
+    stored = await scalar(runtime, "SELECT secrets FROM connector_accounts")
+    await edit(runtime, settings={"region": "ci"}, secrets={})  # same URL: kept
+    with pytest.raises(ConnectorError, match="saisissez-les de nouveau \\(token\\)") as raised:
+        await edit(runtime, base_url="https://attacker.example", secrets={})
+    assert "https://fake.example → https://attacker.example" in raised.value.message
+    assert await scalar(runtime, "SELECT base_url FROM connector_accounts") == (
+        "https://fake.example"
+    )
+    await edit(runtime, base_url="https://api.fake.example", secrets={"token": "new"})
+    assert await scalar(runtime, "SELECT secrets FROM connector_accounts") != stored
+    routed = await in_session(runtime, lambda s: runtime.operators.by_name(s, "fake-bj"))
+    assert routed.adapter.config.secrets == {"token": "new"}

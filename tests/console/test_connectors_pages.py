@@ -129,6 +129,36 @@ async def test_a_refused_account_is_not_kept_nor_its_secrets_shown(
     assert await scalar(runtime, WRITTEN) == 0
 
 
+async def test_an_edit_moving_the_base_url_asks_for_the_credentials_again(
+    console: ConsoleClient, runtime: Runtime, fake: MtnMomoFake
+) -> None:
+    """Issue 23: an administrator cannot point the stored credentials at a host of theirs
+    (then press « vérifier »): a new base URL needs every credential typed again, and a
+    production account speaks https."""
+    await signed_in(console, runtime, "admin", "ali")
+    added = await post_form(console, LIST, LIST, _account_form(fake, SECRETS))
+    assert added.status_code == 303, added.text
+    before = await scalar(runtime, "SELECT row_to_json(c)::text FROM connector_accounts c")
+    moved = _account_form(fake, {}) | {"editing": "1", "base_url": "https://attacker.example"}
+    refused = await post_form(console, LIST, LIST, moved)
+    assert refused.status_code == 422
+    assert "saisissez-les de nouveau" in _text(refused) and "api_key" in _text(refused)
+    assert_no_secret(refused.text)
+    plain = _account_form(fake, SECRETS) | {
+        "editing": "1",
+        "environment": "production",
+        "base_url": "http://attacker.example",
+    }
+    refused = await post_form(console, LIST, LIST, plain)
+    assert refused.status_code == 422 and "https:// obligatoire" in _text(refused)
+    assert_no_secret(refused.text)
+    after = await scalar(runtime, "SELECT row_to_json(c)::text FROM connector_accounts c")
+    assert after == before
+    # Typed again, the credentials go with the new address.
+    again = _account_form(fake, SECRETS) | {"editing": "1", "base_url": fake.base_url + "/"}
+    assert (await post_form(console, LIST, LIST, again)).status_code == 303
+
+
 async def test_a_viewer_reads_the_lists_and_is_refused_every_form(
     console: ConsoleClient, runtime: Runtime, fake: MtnMomoFake
 ) -> None:

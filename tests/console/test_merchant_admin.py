@@ -16,7 +16,7 @@ from cauri.worker.runner import Worker
 from tests.console.builders import ConsoleClient
 from tests.console.test_actions import audit_entries, catch_up, post_form, signed_in
 from tests.console.test_read_pages import _text
-from tests.foundation.builders import run_cli
+from tests.foundation.builders import KEYED, run_cli
 from tests.plans.builders import escrow, fetch
 from tests.plans.test_resolution import failed_plan
 from tests.support import ServerThread, make_merchant, momo_body, scalar
@@ -275,14 +275,22 @@ async def test_the_cli_sets_the_endpoint_and_rotates_the_secret(
     merchant = await make_merchant(runtime)
     url = "https://boutique.example/webhooks"
     base = ("webhooks", "set-endpoint", merchant.id, "--mode", "live")
-    assert (await run_cli(database_url, *base, "--url", url)).exit_code == 0
+    # The webhook secrets are kept encrypted with CAURI_SECRET_KEY (issue 23).
+    assert (await run_cli(database_url, *base, "--url", url, env_vars=KEYED)).exit_code == 0
     rotated = await run_cli(
-        database_url, "webhooks", "rotate-secret", merchant.id, "--mode", "live", "--json"
+        database_url,
+        "webhooks",
+        "rotate-secret",
+        merchant.id,
+        "--mode",
+        "live",
+        "--json",
+        env_vars=KEYED,
     )
     secret = rotated.json()["secret"]
     seen = await client.get("/api/v1/webhooks/endpoint", headers=merchant.headers(livemode=True))
     assert seen.json()["data"] == {"url": url, "secret": secret}
-    assert (await run_cli(database_url, *base, "--disable")).exit_code == 0
+    assert (await run_cli(database_url, *base, "--disable", env_vars=KEYED)).exit_code == 0
     assert await scalar(runtime, "SELECT url FROM webhook_endpoints WHERE livemode") is None
     assert secret not in await _audit_text(runtime)
     assert [kind for kind, _, _ in await audit_entries(runtime, "webhook_endpoint.set")] == [

@@ -17,6 +17,7 @@ from fastapi import FastAPI
 
 from cauri.app import create_app
 from cauri.runtime import Runtime
+from tests.conftest import TEST_SECRET_KEY
 
 API = "/api/v1"
 
@@ -68,6 +69,8 @@ class CliResult:
 
 
 CAURI = Path(sys.executable).parent / "cauri"
+# What a command that writes a secret at rest needs (a merchant's webhook secrets).
+KEYED = {"CAURI_SECRET_KEY": TEST_SECRET_KEY}
 
 
 async def run_cli(

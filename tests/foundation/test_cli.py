@@ -12,7 +12,7 @@ import pytest
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
 from tests.console.builders import cli, make_staff
-from tests.foundation.builders import API, run_cli
+from tests.foundation.builders import API, KEYED, run_cli
 from tests.support import (
     MerchantKeys,
     assert_error,
@@ -25,7 +25,16 @@ from tests.support import (
 
 async def cli_merchant(database_url: str, *args: str) -> MerchantKeys:
     created = (
-        await run_cli(database_url, "merchants", "create", "--name", "Boutique", *args, "--json")
+        await run_cli(
+            database_url,
+            "merchants",
+            "create",
+            "--name",
+            "Boutique",
+            *args,
+            "--json",
+            env_vars=KEYED,
+        )
     ).json()
     return MerchantKeys(created["id"], created["test_key"], created["live_key"])
 
@@ -41,7 +50,9 @@ async def fee_of_new_payment(client: httpx.AsyncClient, merchant: MerchantKeys, 
 
 
 async def test_merchants_create(client: httpx.AsyncClient, database_url: str) -> None:
-    result = await run_cli(database_url, "merchants", "create", "--name", "Chez Awa", "--json")
+    result = await run_cli(
+        database_url, "merchants", "create", "--name", "Chez Awa", "--json", env_vars=KEYED
+    )
     created = result.json()
     assert set(created) == {"id", "name", "status", "test_key", "live_key"}
     assert created["name"] == "Chez Awa" and created["status"] == "active"

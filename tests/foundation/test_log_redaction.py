@@ -24,8 +24,17 @@ from sqlalchemy.engine import make_url
 
 from cauri.kit import redaction
 from cauri.runtime import Runtime
+from tests.conftest import TEST_SECRET_KEY
 from tests.foundation.builders import API
-from tests.support import MerchantKeys, card_body, free_port, make_merchant, momo_body, scalar
+from tests.support import (
+    MerchantKeys,
+    card_body,
+    free_port,
+    make_merchant,
+    momo_body,
+    scalar,
+    webhook_secrets_in_clear,
+)
 from tests.webhooks.receiver import Receiver
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,6 +101,7 @@ class Server:
             "CAURI_DATABASE_URL": database_url,
             "CAURI_LOG_JSON": "1" if json_lines else "0",
             "CAURI_WEBHOOK_ALLOW_PRIVATE": "1",
+            "CAURI_SECRET_KEY": TEST_SECRET_KEY,  # the webhook secrets are sealed with it
             "CAURI_TEST_SETTLE_DELAY": "1",
             "CAURI_WEBHOOK_RETRY_DELAYS": "1,1,1",
             "CAURI_WORKER_POLL_INTERVAL": "0.2",
@@ -251,9 +261,7 @@ async def test_a_full_run_logs_no_secret_and_no_personal_data(
         assert all(len(e["request_id"]) == 32 and e["duration_ms"] >= 0 for e in access)
 
     digests = (await scalar(runtime, "SELECT string_agg(key_hash, ' ') FROM api_keys")).split()
-    webhook_secrets = (
-        await scalar(runtime, "SELECT string_agg(secret, ' ') FROM webhook_endpoints")
-    ).split()
+    webhook_secrets = await webhook_secrets_in_clear(runtime)
     never_logged = {
         "test key": merchant.test_key,
         "live key": merchant.live_key,

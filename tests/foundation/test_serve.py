@@ -1,6 +1,6 @@
 """`cauri serve`'s deployment checks (issue 8), on the installed command: off loopback it
-needs CAURI_PUBLIC_URL, and several processes without Redis are told that each counts the
-rate limit apart."""
+needs CAURI_PUBLIC_URL and CAURI_SECRET_KEY (issue 23), and several processes without Redis
+are told that each counts the rate limit apart."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import httpx
 import pytest
 from sqlalchemy.engine import make_url
 
+from tests.conftest import TEST_SECRET_KEY
 from tests.foundation.builders import CAURI, run_cli
 from tests.payments.test_public_url import non_loopback_address
 from tests.support import free_port
@@ -78,6 +79,25 @@ async def test_serve_off_loopback_without_public_url_refuses_to_start(
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("host", ["0.0.0.0", non_loopback_address() or "192.0.2.2"])  # noqa: S104
+async def test_serve_off_loopback_without_secret_key_refuses_to_start(
+    database_url: str, host: str
+) -> None:
+    """Issue 23: webhook signing secrets are kept encrypted with it."""
+    result = await run_cli(
+        database_url,
+        "serve",
+        "--host",
+        host,
+        "--port",
+        str(free_port()),
+        env_vars={"CAURI_PUBLIC_URL": "https://pay.cauri.example"},
+    )
+    assert result.exit_code == 2
+    assert "CAURI_SECRET_KEY is required off loopback" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 async def test_serve_off_loopback_with_public_url_starts(database_url: str) -> None:
     host = non_loopback_address()
     if host is None:
@@ -87,9 +107,10 @@ async def test_serve_off_loopback_with_public_url_starts(database_url: str) -> N
         "--host",
         host,
         CAURI_PUBLIC_URL="https://pay.cauri.example",
+        CAURI_SECRET_KEY=TEST_SECRET_KEY,
         CAURI_LOG_JSON="1",
     )
-    assert "CAURI_PUBLIC_URL" not in stderr
+    assert "CAURI_PUBLIC_URL" not in stderr and "CAURI_SECRET_KEY" not in stderr
     assert starting(stdout)["docs"] == "https://pay.cauri.example/api/v1/docs"
 
 

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from cauri.operators.config import ConnectorConfig
+from cauri.operators.mtn_momo import KIND
 from cauri.operators.mtn_momo.connector import MtnMomoConnector
 from cauri.operators.protocol import Collection, Disbursement, Notice, OperatorResult, Outcome
 from tests.fakes.mtn_momo import MtnMomoFake
@@ -74,6 +75,47 @@ async def test_a_collection_is_requested_then_read_back(
     status = await mtn.collection_status(asked)
     assert status.outcome is Outcome.SUCCEEDED
     assert status.operator_reference == fake.transactions[asked.reference].financial_id
+
+
+async def test_the_currency_setting_applies_in_mtn_sandbox_only() -> None:
+    """Issue 23: outside MTN's sandbox each request goes in its own currency, whatever an
+    account stored before the rule holds (mtn_cg's XAF is never sent as XOF)."""
+    with MtnMomoFake(
+        api_user=API_USER,
+        api_key=API_KEY,
+        subscription_keys=SUBSCRIPTION_KEYS,
+        target_environment="mtncongo",
+        currency="XAF",
+    ) as congo:
+        congo.callback_mode = "drop"
+        settings = {"target_environment": "mtncongo", "currency": "XOF"}
+        connector = MtnMomoConnector(config(congo, environment="production", settings=settings))
+        try:
+            asked = dataclasses.replace(collection(currency="XAF"), operator="mtn_cg")
+            sent = await connector.collect(asked)
+            assert sent.outcome is Outcome.PENDING, sent
+            paid = await connector.disburse(
+                dataclasses.replace(transfer(), operator="mtn_cg", currency="XAF")
+            )
+            assert paid.outcome is Outcome.PENDING, paid
+        finally:
+            await connector.aclose()
+    assert [r.body["currency"] for r in congo.requests if "currency" in (r.body or {})] == [
+        "XAF",
+        "XAF",
+    ]
+
+
+def test_the_currency_setting_is_refused_outside_mtn_sandbox() -> None:
+    with pytest.raises(ValueError, match="ne vaut que dans le bac à sable de MTN"):
+        validate(settings={"target_environment": "mtnbenin", "currency": "EUR"})
+    validate(settings={"target_environment": "mtnbenin"})
+    validate(settings={"target_environment": "sandbox", "currency": "EUR"})
+
+
+def validate(settings: dict[str, str]) -> None:
+    assert KIND.check_settings is not None
+    KIND.check_settings(settings)
 
 
 async def test_amounts_in_cents_and_the_callback_url(

@@ -15,7 +15,7 @@ from cauri.merchants.service import merchants
 from cauri.models import Payment
 from cauri.payments import rules
 from cauri.runtime import Runtime
-from tests.foundation.builders import run_cli
+from tests.foundation.builders import KEYED, run_cli
 from tests.payments.builders import merchant_available, pay, platform_fees, set_fee
 from tests.plans.builders import create_plan
 from tests.plans.builders import pay as pay_instalment
@@ -140,7 +140,9 @@ async def test_the_card_page_shows_no_commission_to_a_customer_who_does_not_pay_
 
 async def test_set_fee_bearer_cli(client: httpx.AsyncClient, database_url: str) -> None:
     created = (
-        await run_cli(database_url, "merchants", "create", "--name", "Boutique", "--json")
+        await run_cli(
+            database_url, "merchants", "create", "--name", "Boutique", "--json", env_vars=KEYED
+        )
     ).json()
     result = await run_cli(
         database_url, "merchants", "set-fee-bearer", created["id"], "merchant", "--json"

@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 
 from cauri.runtime import Runtime
+from tests.conftest import TEST_SECRET_KEY
 from tests.support import make_merchant, scalar
 from tests.webhooks.builders import attempts, deliveries, send_test, set_endpoint
 from tests.webhooks.receiver import Answer, Receiver
@@ -27,6 +28,7 @@ def worker_process(database_url: str) -> Iterator[subprocess.Popen[bytes]]:
     env = os.environ | {
         "CAURI_DATABASE_URL": database_url.replace("postgresql+asyncpg://", "postgresql://", 1),
         "CAURI_WEBHOOK_ALLOW_PRIVATE": "1",
+        "CAURI_SECRET_KEY": TEST_SECRET_KEY,  # the webhook secrets are sealed with it
         # The receiver hangs longer than this lease; the next worker reclaims the job after it.
         "CAURI_JOB_LEASE_SECONDS": "2",
         "CAURI_WORKER_POLL_INTERVAL": "0.2",

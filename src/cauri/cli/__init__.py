@@ -31,6 +31,7 @@ from cauri.cli.payments import payments_cli
 from cauri.cli.payouts import payout_row, payouts_list
 from cauri.cli.plans import plans_cli
 from cauri.cli.search import search_cli
+from cauri.cli.secrets import secrets_cli
 from cauri.cli.settings import platform_row, settings_show
 from cauri.cli.staff import staff_cli
 from cauri.cli.webhooks import webhooks_cli
@@ -48,7 +49,7 @@ from cauri.merchants.service import merchants as merchant_service
 from cauri.models import ApiKey, MoneyApproval
 from cauri.payouts.service import payouts as payout_service
 from cauri.runtime import Runtime
-from cauri.staff import actions
+from cauri.staff import actions, keyring
 
 T = TypeVar("T")
 
@@ -74,6 +75,7 @@ app.add_typer(staff_cli, name="staff")
 app.add_typer(audit_cli, name="audit")
 app.add_typer(webhooks_cli, name="webhooks")
 app.add_typer(approvals_cli, name="approvals")
+app.add_typer(secrets_cli, name="secrets")
 merchants_cli.command("list")(merchants_list)
 merchants_cli.command("show")(merchants_show)
 settings_cli.command("show")(settings_show)
@@ -164,7 +166,40 @@ def _livemode(mode: str) -> bool:
 def migrate() -> None:
     """Brings the database schema up to date (alembic upgrade head)."""
     migrations.upgrade(_resolved_url())
+    _seal_webhook_secrets_in_clear()
     typer.echo("database is up to date")
+
+
+def _seal_webhook_secrets_in_clear() -> None:
+    """After the migrations: webhook secrets written in clear before migration 0025 are
+    sealed, once CAURI_SECRET_KEY is set (until then deliveries read them as they are)."""
+    if get_settings().secret_key is None:
+        return
+
+    async def work(session: AsyncSession, runtime: Runtime) -> int:
+        return await keyring.seal_clear(session, runtime, Actor.cli())
+
+    sealed = _in_transaction(work)
+    if sealed:
+        typer.echo(f"{sealed} webhook signing secret(s) written in clear are now encrypted")
+
+
+# What `serve` refuses to start without off loopback, and why.
+_OFF_LOOPBACK = (
+    # Customers would be sent to a payment page whose address nobody configured.
+    (
+        "public_url",
+        "CAURI_PUBLIC_URL",
+        "the base of payment_url, e.g. https://pay.example.com; set it, or serve on 127.0.0.1 "
+        "behind a proxy that sets it",
+    ),
+    (
+        "secret_key",
+        "CAURI_SECRET_KEY",
+        "it encrypts webhook signing secrets, connector credentials and TOTP secrets; e.g. the "
+        "output of `openssl rand -hex 32`, the same for every process",
+    ),
+)
 
 
 @app.command()
@@ -178,15 +213,12 @@ def serve(
     import uvicorn
 
     settings = get_settings()
-    if settings.public_url is None and not is_loopback(host):
-        # Customers would be sent to a payment page whose address nobody configured.
-        typer.echo(
-            f"cauri serve --host {host}: CAURI_PUBLIC_URL is required off loopback "
-            "(the base of payment_url, e.g. https://pay.example.com). Set it, or serve on "
-            "127.0.0.1 behind a proxy that sets it.",
-            err=True,
-        )
-        raise typer.Exit(2)
+    for setting, name, why in _OFF_LOOPBACK:
+        if getattr(settings, setting) is None and not is_loopback(host):
+            typer.echo(
+                f"cauri serve --host {host}: {name} is required off loopback ({why}).", err=True
+            )
+            raise typer.Exit(2)
     if workers > 1 and settings.redis_url is None:
         typer.echo(
             f"warning: --workers {workers} without CAURI_REDIS_URL: each process counts the "
@@ -195,6 +227,7 @@ def serve(
         )
     configure_logging(settings.log_json)
     migrations.upgrade(_resolved_url())
+    _seal_webhook_secrets_in_clear()
     base = settings.public_url or f"http://{f'[{host}]' if ':' in host else host}:{port}"
     structlog.get_logger("cauri.serve").info(
         "serve.starting", database=database.where(settings), docs=f"{base.rstrip('/')}/api/v1/docs"

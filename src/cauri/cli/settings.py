@@ -24,7 +24,7 @@ _PERCENTS = (
     "payout_fee_percent",
 )
 # A setting whose name ends so is a secret: only whether it is set is shown.
-_SECRET_SUFFIXES = ("_key", "_token", "_secret", "_password")
+_SECRET_SUFFIXES = ("_key", "_keys", "_token", "_secret", "_password")
 
 
 def platform_row(row: PlatformSettings | None) -> dict[str, Any]:
@@ -60,7 +60,7 @@ def runtime_settings(settings: Settings) -> dict[str, Any]:
 
 def _shown(name: str, value: Any) -> Any:
     if name.endswith(_SECRET_SUFFIXES):
-        return "not set" if value is None else "set"
+        return "not set" if not value else "set"  # None, or no previous key ("")
     if isinstance(value, str) and name.endswith("_url"):
         return _without_password(value)
     if value is None or isinstance(value, bool | int | float | str):

@@ -6,6 +6,7 @@ The names of each kind's settings and secrets are part of the operator-facing co
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -34,6 +35,17 @@ def _names(names: tuple[str, ...] | list[str]) -> str:
     return ", ".join(names) if names else "aucun"
 
 
+def _loopback(host: str) -> bool:
+    """This machine itself: plain http to it never crosses a network (the operators'
+    contract fakes and local tunnels; no operator's production API is served there)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def validate_account(
     kind: ConnectorKind,
     environment: str,
@@ -49,6 +61,11 @@ def validate_account(
         raise ConnectorError(
             f"URL de base invalide : {base_url} (une URL http:// ou https://, par exemple "
             "https://sandbox.momodeveloper.mtn.com)."
+        )
+    if environment == "production" and parts.scheme != "https" and not _loopback(parts.hostname):
+        raise ConnectorError(
+            f"URL de base refusée pour la production : {base_url} (https:// obligatoire : les "
+            "identifiants et l'argent ne passent jamais en clair sur le réseau)."
         )
     allowed = (*kind.settings, *kind.optional_settings)
     unknown = sorted(set(settings) - set(allowed))

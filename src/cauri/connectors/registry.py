@@ -7,12 +7,13 @@ connector account that a route (`cauri routes set`) names for the operator and o
 Routes and accounts are read from the database at every resolution (small rows), so what the
 staff change applies at once on running servers; a built connector is cached per account and
 rebuilt when the account's `updated_at` changes. A connector that cannot be built (no
-CAURI_SECRET_KEY, a rotated key, a broken kind) counts as unrouted, and is logged once.
+CAURI_SECRET_KEY, a key replaced without CAURI_PREVIOUS_SECRET_KEYS, a broken kind) counts as
+unrouted, and is logged once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -93,6 +94,7 @@ class OperatorRegistry:
         live_adapters: Mapping[str, OperatorAdapter] | None = None,
         *,
         secret_key: str | None = None,
+        previous_keys: Sequence[str] = (),
         timeout: float = 30.0,
         connect_timeout: float = 5.0,
         kinds: Mapping[str, ConnectorKind] | None = None,
@@ -100,6 +102,7 @@ class OperatorRegistry:
         self.simulator = simulator
         self.live_adapters: dict[str, OperatorAdapter] = _LowerKeys(live_adapters)
         self.secret_key = secret_key
+        self.previous_keys = tuple(previous_keys)
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self._kinds = kinds  # None: the module's table, read at each build (tests add kinds)
@@ -235,7 +238,7 @@ class OperatorRegistry:
             environment=environment,
             base_url=base_url,
             settings=dict(settings),
-            secrets=SecretBox(self.secret_key).decrypt(name, secrets),
+            secrets=SecretBox(self.secret_key, self.previous_keys).decrypt(name, secrets),
             timeout=self.timeout,
             connect_timeout=self.connect_timeout,
         )

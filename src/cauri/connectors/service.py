@@ -67,22 +67,26 @@ class Connectors:
         secret_key: str | None,
         now: datetime,
         keep_secrets: bool = False,
+        previous_keys: Sequence[str] = (),
     ) -> tuple[ConnectorAccount, bool]:
         """Adds the account, or replaces the one of that name; True when it replaced one.
         `keep_secrets`: a secret not given keeps its stored value (an edit that leaves a
-        credential's field empty), if the account's kind still knows its name."""
+        credential's field empty), if the account's kind still knows its name;
+        `previous_keys` decrypt those (CAURI_PREVIOUS_SECRET_KEYS)."""
         if not _NAME.fullmatch(name) or name == SIMULATOR:
             raise ConnectorError(
                 f"Nom de connecteur invalide : {name!r} (lettres minuscules, chiffres, - et _, "
                 f"63 caractères au plus ; « {SIMULATOR} » est réservé)."
             )
         connector_kind = kind_named(kind)
-        box = SecretBox(secret_key)
+        box = SecretBox(secret_key, previous_keys)
         existing = await session.get(ConnectorAccount, name, with_for_update=True)
         if keep_secrets and existing is not None:
             known = (*connector_kind.secrets, *connector_kind.optional_secrets)
-            stored = box.decrypt(name, existing.secrets)
-            secrets = {k: v for k, v in stored.items() if k in known} | dict(secrets)
+            stored = {k: v for k, v in box.decrypt(name, existing.secrets).items() if k in known}
+            if base_url != existing.base_url:
+                _refuse_moved_secrets(name, existing.base_url, base_url, stored, secrets)
+            secrets = stored | dict(secrets)
         validate_account(connector_kind, environment, base_url, settings, secrets)
         blob = box.encrypt(name, secrets)
         if existing is None:
@@ -309,6 +313,25 @@ class Connectors:
         for exchange in rows:
             exchanges.setdefault(exchange.operation_id, []).append(exchange)
         return [OperationView(op, exchanges.get(op.id, [])) for op in operations]
+
+
+def _refuse_moved_secrets(
+    name: str,
+    stored_url: str,
+    base_url: str,
+    stored: Mapping[str, str],
+    given: Mapping[str, str],
+) -> None:
+    """Credentials never follow a new base URL on their own: whoever may edit an account
+    without knowing its secrets could otherwise point them at a host of theirs and press
+    « vérifier ». Each stored credential must be typed again."""
+    missing = sorted(set(stored) - set(given))
+    if missing:
+        raise ConnectorError(
+            f"L'URL de base du connecteur {name} change ({stored_url} → {base_url}) : ses "
+            f"identifiants ne suivent pas une nouvelle adresse, saisissez-les de nouveau "
+            f"({', '.join(missing)})."
+        )
 
 
 connectors = Connectors()

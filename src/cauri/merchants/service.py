@@ -12,24 +12,20 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.connectors.secrets import SecretBox
 from cauri.kit import phone
 from cauri.kit.errors import InvalidRequest, NotFound
-from cauri.kit.ids import prefixed, random_secret
+from cauri.kit.ids import prefixed
 from cauri.kit.money import to_minor
-from cauri.merchants import keys
+from cauri.merchants import keys, webhook_secrets
 from cauri.merchants.contract import FeeBearer
 from cauri.models import ApiKey, FeeRule, Merchant, WebhookEndpoint
 from cauri.models.merchants import MERCHANT_STATUSES
 from cauri.operators import catalogue
 from cauri.platform.service import check_currency, fixed_column
 
-WEBHOOK_SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
 # api_keys.id is a bigint: anything longer could not be one, and would overflow the query.
 _KEY_ID = re.compile(r"[0-9]{1,18}")
-
-
-def new_webhook_secret() -> str:
-    return WEBHOOK_SECRET_PREFIX + random_secret(32)
 
 
 @dataclass(frozen=True)
@@ -46,24 +42,21 @@ def _check_status(status: str) -> None:
 
 class MerchantService:
     async def create(
-        self, session: AsyncSession, *, name: str, status: str, now: datetime
+        self, session: AsyncSession, *, name: str, status: str, now: datetime, box: SecretBox
     ) -> NewMerchant:
+        """`box`: the keyring that seals its webhook secrets (cauri.merchants.webhook_secrets)."""
         _check_status(status)
         if not name.strip():
             raise InvalidRequest.field("name", "Le nom du marchand est obligatoire.")
         merchant = Merchant(id=prefixed("mer", 8), name=name, status=status, created_at=now)
         session.add(merchant)
         await session.flush()
-        session.add_all(
-            WebhookEndpoint(
-                merchant_id=merchant.id,
-                livemode=livemode,
-                url=None,
-                secret=new_webhook_secret(),
-                updated_at=now,
+        for livemode in (False, True):
+            endpoint = WebhookEndpoint(
+                merchant_id=merchant.id, livemode=livemode, url=None, updated_at=now
             )
-            for livemode in (False, True)
-        )
+            webhook_secrets.issue(box, endpoint)
+            session.add(endpoint)
         await session.flush()
         test_key = await self.create_key(session, merchant.id, livemode=False, now=now)
         live_key = await self.create_key(session, merchant.id, livemode=True, now=now)

@@ -4,7 +4,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, Integer
+from sqlalchemy import ForeignKey, Index, Integer, LargeBinary
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -29,7 +29,10 @@ class Event(Base):
 
 
 class WebhookEndpoint(Base):
-    """One endpoint and one signing secret per merchant and environment."""
+    """One endpoint and one signing secret per merchant and environment. The secret is kept
+    encrypted (`sealed_secret`, cauri.merchants.webhook_secrets); `secret` holds it in clear
+    only in rows written before migration 0025, until `cauri secrets rotate` (or `cauri
+    migrate` with CAURI_SECRET_KEY set) seals them. Exactly one of the two is set."""
 
     __tablename__ = "webhook_endpoints"
 
@@ -38,7 +41,8 @@ class WebhookEndpoint(Base):
     )
     livemode: Mapped[bool] = mapped_column(primary_key=True)
     url: Mapped[str | None]
-    secret: Mapped[str]
+    secret: Mapped[str | None]
+    sealed_secret: Mapped[bytes | None] = mapped_column(LargeBinary)
     updated_at: Mapped[datetime]
     # The circuit breaker of the deliveries of this merchant and environment
     # (cauri.webhooks.breaker): open while open_until is ahead, after enough failures in a row.

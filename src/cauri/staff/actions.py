@@ -23,6 +23,7 @@ from cauri.audit.actor import Actor
 from cauri.audit.log import AuditFilter, record
 from cauri.balance.service import credit, credit_amount
 from cauri.calls import service as calls
+from cauri.connectors.secrets import keyring
 from cauri.connectors.service import RouteRow, connectors
 from cauri.kit.db import unit_of_work
 from cauri.kit.errors import Conflict, InvalidRequest, NotFound
@@ -238,7 +239,9 @@ async def create_merchant(
     session: AsyncSession, runtime: Runtime, actor: Actor, *, name: str, status: str
 ) -> NewMerchant:
     """merchants.manage. The new keys are in the answer, only their hints in the log."""
-    new = await merchant_service.create(session, name=name, status=status, now=runtime.clock.now())
+    new = await merchant_service.create(
+        session, name=name, status=status, now=runtime.clock.now(), box=keyring(runtime.settings)
+    )
     merchant_id = new.merchant.id
     [profile] = await _rows(session, _PROFILE, Merchant.id == merchant_id)
     await record(
@@ -1020,6 +1023,7 @@ async def add_connector(
             secret_key=runtime.settings.secret_key,
             now=runtime.clock.now(),
             keep_secrets=keep_secrets,
+            previous_keys=runtime.settings.previous_keys,
         )
         return replaced
 
@@ -1147,7 +1151,7 @@ async def _configure_endpoint(
     merchant_id: str,
     livemode: bool,
     change: EndpointUpdate,
-) -> WebhookEndpoint:
+) -> webhooks.Configured:
     """The merchant's own `PUT /webhooks/endpoint` (webhooks.service.configure)."""
     await merchant_service.get(session, merchant_id)  # every merchant has both endpoints
     return await _audited(
@@ -1173,9 +1177,10 @@ async def set_webhook_endpoint(
     """merchants.manage: the environment's endpoint; None disables notifications."""
     # Unvalidated: the service checks the address (length included) and words its refusal.
     change = EndpointUpdate.model_construct(url=url)
-    return await _configure_endpoint(
+    configured = await _configure_endpoint(
         session, runtime, actor, SET_WEBHOOK_ENDPOINT, merchant_id, livemode, change
     )
+    return configured.endpoint
 
 
 async def rotate_webhook_secret(
@@ -1184,10 +1189,10 @@ async def rotate_webhook_secret(
     """merchants.manage. Returns the new signing secret, shown this once (the log has
     only the date it changed)."""
     change = EndpointUpdate.model_construct(rotate_secret=True)
-    endpoint = await _configure_endpoint(
+    configured = await _configure_endpoint(
         session, runtime, actor, ROTATE_WEBHOOK_SECRET, merchant_id, livemode, change
     )
-    return endpoint.secret
+    return configured.secret
 
 
 # --- staff accounts -------------------------------------------------------------------

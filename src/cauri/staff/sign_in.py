@@ -95,7 +95,9 @@ async def with_link(
 def enrollment(account: StaffAccount, settings: Settings) -> totp.Enrollment:
     """The secret being enrolled, to show (the session's step is `enroll`)."""
     assert account.totp_secret is not None  # set when the step began
-    secret = totp.unseal(settings.secret_key, account.id, account.totp_secret)
+    secret = totp.unseal(
+        settings.secret_key, account.id, account.totp_secret, settings.previous_keys
+    )
     return totp.enrollment(secret, account.email)
 
 
@@ -109,7 +111,9 @@ async def with_code(
     # Under the throttle's lock: a code posted twice at once is taken once.
     await session.refresh(account)
     assert account.totp_secret is not None  # a session owing a code has a secret
-    secret = totp.unseal(settings.secret_key, account.id, account.totp_secret)
+    secret = totp.unseal(
+        settings.secret_key, account.id, account.totp_secret, settings.previous_keys
+    )
     step = totp.accepted_step(secret, code, now, account.totp_last_step)
     if step is None:
         await throttle.record(session, account.email, ip, now, succeeded=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hmac
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -91,20 +92,26 @@ def required_key(secret_key: str | None) -> str:
     return secret_key
 
 
-def _box(secret_key: str | None) -> SecretBox:
-    return SecretBox(required_key(secret_key))
+def _box(secret_key: str | None, previous_keys: Sequence[str] = ()) -> SecretBox:
+    return SecretBox(required_key(secret_key), previous_keys)
 
 
-def _label(account_id: uuid.UUID) -> str:
+def label(account_id: uuid.UUID) -> str:
+    """What binds a sealed TOTP secret to its account (`cauri secrets rotate` reseals it)."""
     return f"staff-totp:{account_id}"
 
 
 def seal(secret_key: str | None, account_id: uuid.UUID, secret: str) -> bytes:
-    return _box(secret_key).encrypt(_label(account_id), {"totp": secret})
+    return _box(secret_key).encrypt(label(account_id), {"totp": secret})
 
 
-def unseal(secret_key: str | None, account_id: uuid.UUID, blob: bytes) -> str:
+def unseal(
+    secret_key: str | None,
+    account_id: uuid.UUID,
+    blob: bytes,
+    previous_keys: Sequence[str] = (),
+) -> str:
     try:
-        return _box(secret_key).decrypt(_label(account_id), blob)["totp"]
+        return _box(secret_key, previous_keys).decrypt(label(account_id), blob)["totp"]
     except ConnectorError:
         raise ServerError(UNREADABLE) from None

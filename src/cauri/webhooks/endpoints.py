@@ -10,6 +10,7 @@ from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.kit.errors import Conflict
 from cauri.kit.openapi import ListEnvelope, answers
 from cauri.kit.pagination import PageDep, listing
+from cauri.merchants import webhook_secrets
 from cauri.merchants.auth import CallerDep
 from cauri.webhooks import service
 from cauri.webhooks.schemas import (
@@ -32,13 +33,17 @@ async def set_endpoint(
 ) -> dict[str, Any]:
     """Sets (or, with `url: null`, disables) the environment's endpoint; returns its
     signing secret, which `rotate_secret: true` renews."""
-    return ok(endpoint_object(await service.configure(session, runtime, caller, body)))
+    configured = await service.configure(session, runtime, caller, body)
+    return ok(endpoint_object(configured.endpoint.url, configured.secret))
 
 
 @router.get("/webhooks/endpoint", responses=answers(EndpointObject))
-async def get_endpoint(caller: CallerDep, session: SessionDep) -> dict[str, Any]:
+async def get_endpoint(
+    caller: CallerDep, session: SessionDep, runtime: RuntimeDep
+) -> dict[str, Any]:
     """The environment's endpoint and its signing secret."""
-    return ok(endpoint_object(await service.endpoint(session, caller)))
+    found = await service.endpoint(session, caller)
+    return ok(endpoint_object(found.url, webhook_secrets.revealed(runtime.settings, found)))
 
 
 @router.post("/webhooks/test", responses=answers(TestSent))

@@ -10,7 +10,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from cauri.kit.request_body import RequestBody
-from cauri.models import WebhookDelivery, WebhookEndpoint
+from cauri.models import WebhookDelivery
 from cauri.webhooks.url_safety import MAX_URL_LENGTH
 
 
@@ -32,8 +32,8 @@ class EndpointUpdate(RequestBody):
         return "url" in self.model_fields_set
 
 
-def endpoint_object(endpoint: WebhookEndpoint) -> dict[str, Any]:
-    return {"url": endpoint.url, "secret": endpoint.secret}
+def endpoint_object(url: str | None, secret: str) -> dict[str, Any]:
+    return {"url": url, "secret": secret}
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,14 @@ from typing import Any
 from sqlalchemy import ColumnElement, Row, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
+from cauri.config import Settings
+from cauri.connectors.secrets import keyring
 from cauri.events import service as events
 from cauri.kit.errors import Conflict, NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.kit.pagination import Page
+from cauri.merchants import webhook_secrets
 from cauri.merchants.auth import Caller
-from cauri.merchants.service import new_webhook_secret
 from cauri.models import Event, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from cauri.runtime import Runtime
 from cauri.webhooks import breaker, url_safety
@@ -64,9 +66,15 @@ async def endpoint(session: AsyncSession, caller: Caller, *, lock: bool = False)
     return found
 
 
+@dataclass(frozen=True)
+class Configured:
+    endpoint: WebhookEndpoint
+    secret: str  # in clear, to show the merchant
+
+
 async def configure(
     session: AsyncSession, runtime: Runtime, caller: Caller, change: EndpointUpdate
-) -> WebhookEndpoint:
+) -> Configured:
     configured = await endpoint(session, caller, lock=True)
     if change.url_given:
         if change.url is not None:
@@ -76,10 +84,12 @@ async def configure(
         configured.url = change.url
     if change.rotate_secret:
         # Attempts read the secret when they are sent: pending retries sign with the new one.
-        configured.secret = new_webhook_secret()
+        secret = webhook_secrets.issue(keyring(runtime.settings), configured)
+    else:
+        secret = webhook_secrets.revealed(runtime.settings, configured)
     configured.updated_at = runtime.clock.now()
     await session.flush()
-    return configured
+    return Configured(configured, secret)
 
 
 async def send_test(session: AsyncSession, runtime: Runtime, caller: Caller) -> WebhookTestResult:
@@ -193,7 +203,7 @@ async def retry(
 _PENDING = text(
     "SELECT d.id, d.url, d.status, d.attempts, d.series_attempts, "
     "  e.merchant_id, e.livemode, e.type, e.data, e.created_at, "
-    "  w.secret, w.consecutive_failures, w.open_until "
+    "  w.secret, w.sealed_secret, w.consecutive_failures, w.open_until "
     "FROM webhook_deliveries d JOIN events e ON e.id = d.event_id "
     "JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.livemode = d.livemode "
     "WHERE d.id = ANY(:ids)"
@@ -251,7 +261,7 @@ _readers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[AsyncEngine,
 
 
 async def pending_attempt(
-    engine: AsyncEngine, delivery_id: uuid.UUID, attempt: int
+    engine: AsyncEngine, settings: Settings, delivery_id: uuid.UUID, attempt: int
 ) -> PendingAttempt | None:
     """Reads the delivery, its event and the secret as they are now, outside any transaction
     and together with the other attempts starting now. None when there is nothing to send:
@@ -263,7 +273,7 @@ async def pending_attempt(
     if row is None:
         return None
     (_, url, status, attempts, series_attempts, merchant_id, livemode, kind, data, created_at,
-     secret, failures, open_until) = tuple(row)  # fmt: skip
+     clear, sealed, failures, open_until) = tuple(row)  # fmt: skip
     if status != "pending" or attempts + 1 != attempt:
         return None
     # A transient row, to shape the envelope exactly as the API shows the event.
@@ -284,7 +294,7 @@ async def pending_attempt(
             event=kind,
             delivery_id=str(delivery_id),
             body=serialize(events.envelope(event)),
-            secret=secret,
+            secret=webhook_secrets.reveal(settings, merchant_id, livemode, sealed, clear),
         ),
         circuit=Circuit(merchant_id, livemode, failures, open_until),
     )

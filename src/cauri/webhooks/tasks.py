@@ -19,7 +19,9 @@ from cauri.worker.jobs import Job
 
 
 async def deliver(session: AsyncSession, runtime: Runtime, job: jobs.Attempt) -> None:
-    pending = await service.pending_attempt(runtime.engine, uuid.UUID(job.delivery_id), job.attempt)
+    pending = await service.pending_attempt(
+        runtime.engine, runtime.settings, uuid.UUID(job.delivery_id), job.attempt
+    )
     if pending is None:
         return
     held_until = await breaker.admit(

@@ -30,6 +30,8 @@ from cauri.operators.protocol import (
 )
 
 COLLECTION, DISBURSEMENT = "collection", "disbursement"
+# MTN's sandbox, the one target environment whose currency (EUR) is not the payments' own.
+SANDBOX = "sandbox"
 # MTN's limit on payerMessage and payeeNote (its API reference: 160 characters).
 NOTE_LENGTH = 160
 
@@ -45,7 +47,10 @@ class MtnMomoConnector(exchange.NetworkConnector):
         super().__init__(config)
         self._base = config.base_url.rstrip("/")
         self._environment = config.settings["target_environment"]
-        self._currency = config.settings.get("currency") or None
+        # Only in MTN's sandbox (the kind refuses it elsewhere; an account stored before that
+        # rule keeps it, and it is ignored): every other request goes in its own currency.
+        in_sandbox = self._environment == SANDBOX
+        self._currency = (config.settings.get("currency") or None) if in_sandbox else None
         secrets = config.secrets
         self._subscription_keys = {
             COLLECTION: secrets["collection_subscription_key"],

@@ -5,7 +5,7 @@
   written are chained here, in id order. `previous_hash` is unique: the chain never forks.
 
 Revision ID: 0026_audit_chain
-Revises: 0023_money_approvals
+Revises: 0025_secrets_keyring
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from cauri.audit import chain
 from cauri.models import AuditEntry
 
 revision: str = "0026_audit_chain"
-down_revision: str | None = "0023_money_approvals"
+down_revision: str | None = "0025_secrets_keyring"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
