@@ -5,12 +5,10 @@ before. A secret written in clear before (migration 0025) still signs until it i
 from __future__ import annotations
 
 import httpx
-import pytest
 from sqlalchemy import text
 
 from cauri.audit.actor import Actor
 from cauri.client import webhooks as sdk
-from cauri.connectors.errors import ConnectorError
 from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
 from cauri.staff import actions, keyring
@@ -44,14 +42,22 @@ async def test_the_signing_secret_is_never_stored_in_clear(
     assert sdk.verify(request.body, request.headers["x-service-signature"], rotated)
 
 
-async def test_a_merchant_is_not_created_without_the_key(runtime: Runtime) -> None:
+async def test_without_the_key_a_merchant_is_created_as_before_and_sealed_later(
+    runtime: Runtime,
+) -> None:
+    """The operator CLI's contract holds without CAURI_SECRET_KEY (a development service on
+    loopback; serving off loopback requires the key): the merchant is created, its secrets
+    kept in clear as before migration 0025, and sealed once a key is set."""
     keyless = with_settings(runtime, secret_key=None)
-    with pytest.raises(ConnectorError, match="CAURI_SECRET_KEY n'est pas défini"):
-        async with unit_of_work(keyless.sessionmaker) as session:
-            await actions.create_merchant(
-                session, keyless, Actor.cli(), name="Boutique", status="active"
-            )
-    assert await scalar(runtime, "SELECT count(*) FROM merchants") == 0
+    async with unit_of_work(keyless.sessionmaker) as session:
+        await actions.create_merchant(
+            session, keyless, Actor.cli(), name="Boutique", status="active"
+        )
+    clear = "SELECT count(*) FROM webhook_endpoints WHERE secret IS NOT NULL"
+    assert await scalar(runtime, clear) == 2
+    async with unit_of_work(runtime.sessionmaker) as session:
+        assert await keyring.seal_clear(session, runtime, Actor.cli()) == 2
+    assert await scalar(runtime, clear) == 0
 
 
 async def written_in_clear(runtime: Runtime) -> None:

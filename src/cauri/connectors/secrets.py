@@ -95,6 +95,12 @@ def keyring(settings: Settings) -> SecretBox:
     return _keyring(settings.secret_key, settings.previous_keys)
 
 
+def sealing_keyring(settings: Settings) -> SecretBox | None:
+    """The keyring that seals what is written now; None without CAURI_SECRET_KEY (a
+    development service on loopback: serving off loopback requires the key)."""
+    return None if settings.secret_key is None else keyring(settings)
+
+
 @lru_cache(maxsize=4)
 def _keyring(secret_key: str | None, previous_keys: tuple[str, ...]) -> SecretBox:
     return SecretBox(secret_key, previous_keys)

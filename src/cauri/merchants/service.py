@@ -42,9 +42,16 @@ def _check_status(status: str) -> None:
 
 class MerchantService:
     async def create(
-        self, session: AsyncSession, *, name: str, status: str, now: datetime, box: SecretBox
+        self,
+        session: AsyncSession,
+        *,
+        name: str,
+        status: str,
+        now: datetime,
+        box: SecretBox | None,
     ) -> NewMerchant:
-        """`box`: the keyring that seals its webhook secrets (cauri.merchants.webhook_secrets)."""
+        """`box`: the keyring that seals its webhook secrets (cauri.merchants.webhook_secrets);
+        None without CAURI_SECRET_KEY."""
         _check_status(status)
         if not name.strip():
             raise InvalidRequest.field("name", "Le nom du marchand est obligatoire.")

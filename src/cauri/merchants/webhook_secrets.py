@@ -20,9 +20,15 @@ def label(merchant_id: str, livemode: bool) -> str:
     return f"webhook-endpoint:{merchant_id}:{'live' if livemode else 'test'}"
 
 
-def issue(box: SecretBox, endpoint: WebhookEndpoint) -> str:
-    """Gives the endpoint a new secret, sealed; returns it in clear, to show."""
+def issue(box: SecretBox | None, endpoint: WebhookEndpoint) -> str:
+    """Gives the endpoint a new secret, sealed; returns it in clear, to show. Without a key
+    (`box` None: a development service on loopback, where the operator CLI keeps working
+    as written) it is kept in clear, as before migration 0025, and sealed as soon as a key
+    is set (`cauri migrate`, `serve`, `secrets rotate`)."""
     secret = WEBHOOK_SECRET_PREFIX + random_secret(32)
+    if box is None:
+        endpoint.secret, endpoint.sealed_secret = secret, None
+        return secret
     endpoint.sealed_secret = seal(box, endpoint.merchant_id, endpoint.livemode, secret)
     endpoint.secret = None
     return secret

@@ -23,7 +23,7 @@ from cauri.audit.actor import Actor
 from cauri.audit.log import AuditFilter, record
 from cauri.balance.service import credit, credit_amount
 from cauri.calls import service as calls
-from cauri.connectors.secrets import keyring
+from cauri.connectors.secrets import sealing_keyring
 from cauri.connectors.service import RouteRow, connectors
 from cauri.kit.db import unit_of_work
 from cauri.kit.errors import Conflict, InvalidRequest, NotFound
@@ -240,7 +240,11 @@ async def create_merchant(
 ) -> NewMerchant:
     """merchants.manage. The new keys are in the answer, only their hints in the log."""
     new = await merchant_service.create(
-        session, name=name, status=status, now=runtime.clock.now(), box=keyring(runtime.settings)
+        session,
+        name=name,
+        status=status,
+        now=runtime.clock.now(),
+        box=sealing_keyring(runtime.settings),
     )
     merchant_id = new.merchant.id
     [profile] = await _rows(session, _PROFILE, Merchant.id == merchant_id)

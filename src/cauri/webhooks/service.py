@@ -14,7 +14,7 @@ from sqlalchemy import ColumnElement, Row, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from cauri.config import Settings
-from cauri.connectors.secrets import keyring
+from cauri.connectors.secrets import sealing_keyring
 from cauri.events import service as events
 from cauri.kit.errors import Conflict, NotFound
 from cauri.kit.ids import parse_uuid
@@ -84,7 +84,7 @@ async def configure(
         configured.url = change.url
     if change.rotate_secret:
         # Attempts read the secret when they are sent: pending retries sign with the new one.
-        secret = webhook_secrets.issue(keyring(runtime.settings), configured)
+        secret = webhook_secrets.issue(sealing_keyring(runtime.settings), configured)
     else:
         secret = webhook_secrets.revealed(runtime.settings, configured)
     configured.updated_at = runtime.clock.now()
