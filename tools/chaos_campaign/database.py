@@ -1,0 +1,47 @@
+"""The campaign's own database: a fresh one on CAURI_TEST_DATABASE_URL's server (dropped at
+the end), else on an embedded PostgreSQL in a temporary directory, as the test suite does."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import asyncpg
+
+from cauri.kit import embedded_pg, migrate
+from cauri.kit.db import as_asyncpg
+
+
+def _with_database(url: str, name: str) -> str:
+    head, _, query = url.partition("?")
+    return f"{head.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
+
+
+@asynccontextmanager
+async def fresh_database() -> AsyncIterator[str]:
+    """A migrated database of its own; its URL (asyncpg form)."""
+    configured = os.environ.get("CAURI_TEST_DATABASE_URL")
+    embedded: Path | None = None
+    if configured:
+        server = as_asyncpg(configured)
+    else:
+        embedded = Path(tempfile.mkdtemp(prefix="cauri-chaos-pg-"))
+        server = embedded_pg.start(embedded)
+    name = f"cauri_chaos_{uuid.uuid4().hex[:10]}"
+    admin = await asyncpg.connect(server.replace("postgresql+asyncpg://", "postgresql://", 1))
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    url = _with_database(server, name)
+    try:
+        await migrate.upgrade_async(url)
+        yield url
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+        if embedded is not None:
+            embedded_pg.stop(embedded)
+            shutil.rmtree(embedded)
