@@ -8,6 +8,7 @@ import asyncio
 import json
 import random
 import secrets
+import shutil
 import sys
 import time
 from collections import Counter
@@ -185,6 +186,7 @@ def _report(
         "converged after traffic (s)": None if converged is None else round(converged, 1),
         "requests started": dict(sorted(tally.started.items())),
         "answers": dict(sorted(tally.answers.items())),
+        "payments' creation answers": dict(sorted(tally.created.items())),
         "replayed after the API went away": tally.replays,
         "outcome unknown, not replayable": tally.unknown,
         "havoc": dict(sorted(havoc.counts.items())),
@@ -201,6 +203,8 @@ def _report(
             print(f"breach {check}: {example}")
     if verdict.count:
         print(f"logs of Cauri's processes: {logs}")
+    else:
+        shutil.rmtree(logs)
     print(f"chaos: {operations} operations, {verdict.count} breaches")
 
 

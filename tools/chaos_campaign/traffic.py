@@ -27,6 +27,7 @@ class Tally:
     """What the merchants saw: operations by kind and operator, answers by status."""
 
     started: Counter[str] = field(default_factory=Counter)
+    created: Counter[str] = field(default_factory=Counter)  # creations' answers, by connector
     answers: Counter[str] = field(default_factory=Counter)
     server_errors: list[str] = field(default_factory=list)  # 5xx: never an answer Cauri gives
     replays: int = 0  # requests sent again after the API went away
@@ -120,6 +121,8 @@ class Merchant:
         if response is None:
             self.tally.unknown += 1
             return None, False
+        code = response.json().get("error", {}).get("code", "") if response.is_error else ""
+        self.tally.created[f"payment {rig.connector} {response.status_code} {code}".strip()] += 1
         if response.status_code not in (200, 201):
             return None, True
         created: dict[str, Any] = response.json()["data"]

@@ -129,7 +129,7 @@ async def judge(
         for ref, status in await connection.execute(text(statement))
     }
     operations = [Operation(*row) for row in await connection.execute(OPERATIONS)]
-    _at_the_operators(verdict, operations, statuses, moved)
+    against_the_operators(verdict, operations, statuses, moved)
     for payment, paid, refunded in await connection.execute(REFUNDED_IN_CAURI):
         verdict.breach("refund_over_payment", f"payment {payment}: {refunded} of {paid} refunded")
     await _taken(connection, verdict)
@@ -180,7 +180,7 @@ async def _balance(
         verdict.breach("balance_vs_postings", f"API shows {shown}, postings sum to {postings}")
 
 
-def _at_the_operators(
+def against_the_operators(
     verdict: Verdict,
     operations: list[Operation],
     statuses: dict[tuple[str, str], str],
