@@ -24,7 +24,7 @@ from cauri.runtime import Runtime
 from tools.chaos_campaign.database import fresh_database
 from tools.chaos_campaign.fleet import Fleet, free_port
 from tools.chaos_campaign.havoc import Havoc
-from tools.chaos_campaign.operators import Rig, operators
+from tools.chaos_campaign.operators import Moved, Rig, operators
 from tools.chaos_campaign.traffic import Merchant, Tally
 from tools.chaos_campaign.verdict import Verdict, judge, waiting_untold
 from tools.chaos_campaign.wiring import Schedule, environment, wire
@@ -122,11 +122,16 @@ async def _campaign(
         stop.set()
         await chaos  # every process is serving again
         converged = await _converge(runtime, rigs, scale.converge_within)
-        balance = await merchant.read("/api/v1/balance")
-        moved = [item for rig in rigs for item in await asyncio.to_thread(rig.moved)]
-        async with runtime.engine.connect() as connection:
-            [live] = [b for b in balance if b["livemode"] and b["currency"] == "XOF"]
-            verdict = await judge(connection, moved, merchant_id, live)
+
+        async def read_balance() -> int:
+            balances = await merchant.read("/api/v1/balance")
+            [live] = [b for b in balances if b["livemode"] and b["currency"] == "XOF"]
+            return int(live["available"])
+
+        async def read_moved() -> list[Moved]:
+            return [item for rig in rigs for item in await asyncio.to_thread(rig.moved)]
+
+        verdict = await judge(runtime.engine, read_moved, merchant_id, read_balance)
         verdict.breaches.update(
             {"server_error": len(tally.server_errors)} if tally.server_errors else {}
         )

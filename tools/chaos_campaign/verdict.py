@@ -22,12 +22,13 @@ operator's fake says it moved. A breach is one row that breaks an invariant:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from cauri.ledger import reconciliation
 from tools.chaos_campaign.operators import Moved
@@ -118,11 +119,25 @@ async def waiting_untold(connection: AsyncConnection) -> list[tuple[str, str]]:
 
 
 async def judge(
-    connection: AsyncConnection, moved: list[Moved], merchant_id: str, balance: dict[str, Any]
+    engine: AsyncEngine,
+    read_moved: Callable[[], Awaitable[list[Moved]]],
+    merchant_id: str,
+    read_balance: Callable[[], Awaitable[int]],
 ) -> Verdict:
+    """Cauri's side is read in one snapshot, taken before the operators' side is read: what
+    Cauri holds as done was done at its operator before, so a notice still arriving while
+    the verdict reads cannot pass for a breach."""
     verdict = Verdict()
-    await _ledger(connection, verdict)
-    await _balance(connection, verdict, merchant_id, balance)
+    await _balance(engine, verdict, merchant_id, read_balance)
+    async with engine.connect() as plain:
+        connection = await plain.execution_options(isolation_level="REPEATABLE READ")
+        await connection.execute(text("SELECT 1"))  # the snapshot starts here
+        moved = await read_moved()
+        await _ledger(connection, verdict)
+        return await _operations(connection, verdict, moved)
+
+
+async def _operations(connection: AsyncConnection, verdict: Verdict, moved: list[Moved]) -> Verdict:
     statuses = {
         (subject, ref): status
         for subject, statement in SUBJECT_TABLES.items()
@@ -170,11 +185,20 @@ async def _taken(connection: AsyncConnection, verdict: Verdict) -> None:
 
 
 async def _balance(
-    connection: AsyncConnection, verdict: Verdict, merchant_id: str, balance: dict[str, Any]
+    engine: AsyncEngine,
+    verdict: Verdict,
+    merchant_id: str,
+    read_balance: Callable[[], Awaitable[int]],
 ) -> None:
+    """The API's balance and the postings' sum, compared when the balance read before and
+    after the sum is the same (a job still settling between two reads is not a breach)."""
     account = f"merchant:{merchant_id}:available:live:XOF"
-    postings = int(await connection.scalar(AVAILABLE, {"account": account}) or 0)
-    shown = int(balance["available"])
+    for _ in range(50):
+        shown = await read_balance()
+        async with engine.connect() as connection:
+            postings = int(await connection.scalar(AVAILABLE, {"account": account}) or 0)
+        if await read_balance() == shown:
+            break
     verdict.figures["merchant available"] = shown
     if shown != postings:
         verdict.breach("balance_vs_postings", f"API shows {shown}, postings sum to {postings}")
