@@ -6,14 +6,8 @@ it and dropped at the end), else an embedded PostgreSQL in a temporary directory
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-import uuid
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
-import asyncpg
 import httpx
 import pytest
 from sqlalchemy import text
@@ -22,48 +16,17 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from cauri.app import create_app
 from cauri.config import Settings
 from cauri.jobs import handlers
-from cauri.kit import embedded_pg, migrate
 from cauri.kit.clock import ManualClock
-from cauri.kit.db import as_asyncpg, make_engine, make_sessionmaker
+from cauri.kit.db import make_engine, make_sessionmaker
 from cauri.runtime import Runtime, operator_registry
 from cauri.worker.runner import Worker
-
-
-def _server_url() -> tuple[str, Path | None]:
-    """The server's URL, and the embedded server's data directory if one was started."""
-    configured = os.environ.get("CAURI_TEST_DATABASE_URL")
-    if configured:
-        return as_asyncpg(configured), None
-    data_dir = Path(tempfile.mkdtemp(prefix="cauri-test-pg-"))
-    return embedded_pg.start(data_dir), data_dir
-
-
-def _plain(url: str) -> str:
-    return url.replace("postgresql+asyncpg://", "postgresql://", 1)
-
-
-def _with_database(url: str, name: str) -> str:
-    head, _, query = url.partition("?")
-    base = head.rsplit("/", 1)[0]
-    return f"{base}/{name}" + (f"?{query}" if query else "")
+from tests.databases import fresh_database
 
 
 @pytest.fixture(scope="session")
 async def database_url() -> AsyncIterator[str]:
-    server_url, embedded_dir = _server_url()
-    name = f"cauri_test_{uuid.uuid4().hex[:10]}"
-    admin = await asyncpg.connect(_plain(server_url))
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    url = _with_database(server_url, name)
-    try:
-        await migrate.upgrade_async(url)
+    async with fresh_database("cauri_test") as url:
         yield url
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
-        if embedded_dir is not None:
-            embedded_pg.stop(embedded_dir)
-            shutil.rmtree(embedded_dir)
 
 
 @pytest.fixture(scope="session")

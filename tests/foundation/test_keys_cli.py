@@ -10,7 +10,7 @@ import httpx
 import pytest
 import typer
 
-from cauri import cli
+from cauri.cli import common as cli
 from cauri.config import Settings
 from cauri.kit.clock import ManualClock
 from cauri.kit.db import unit_of_work

@@ -21,7 +21,7 @@ from sqlalchemy import text
 
 from cauri.config import Settings
 from cauri.runtime import Runtime
-from tools.chaos_campaign.database import fresh_database
+from tests.databases import fresh_database
 from tools.chaos_campaign.fleet import Fleet, free_port
 from tools.chaos_campaign.havoc import Havoc
 from tools.chaos_campaign.operators import Moved, Rig, operators
@@ -77,7 +77,7 @@ async def main(scale: Scale, seed: int) -> int:
     public_url = f"http://127.0.0.1:{port}"
     secret_key = secrets.token_hex(32)
     started = time.monotonic()
-    async with fresh_database() as url:
+    async with fresh_database("cauri_chaos") as url:
         with operators(public_url) as rigs:
             runtime = Runtime.build(Settings(database_url=url, secret_key=secret_key), url=url)
             try:

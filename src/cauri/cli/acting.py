@@ -6,15 +6,19 @@ command works as it always has. What a held action prints is shared here too."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
 from cauri.models import MoneyApproval
-from cauri.runtime import Runtime
 from cauri.staff import approvals, sign_in
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from cauri.runtime import Runtime
+
 
 AsOption = Annotated[
     str | None,

@@ -5,15 +5,20 @@ their own commands (`cauri payouts approve|reject`), under the same rules."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.cli.acting import AsOption, TotpOption, acting
-from cauri.cli.output import JsonFlag, echo_json, echo_table, in_transaction
-from cauri.runtime import Runtime
+from cauri.cli.common import in_transaction
+from cauri.cli.output import JsonFlag, echo_json, echo_table
 from cauri.staff import actions, approvals
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from cauri.runtime import Runtime
+
 
 approvals_cli = typer.Typer(
     no_args_is_help=True, help="Live money actions waiting for a second person's approval."

@@ -6,22 +6,27 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit import chain
 from cauri.audit.actor import Actor
 from cauri.audit.chain import Verdict
 from cauri.audit.export import csv_lines
 from cauri.audit.log import AuditFilter, entry_row, search
-from cauri.cli.output import JsonFlag, echo_json, in_transaction
+from cauri.cli.common import in_transaction
+from cauri.cli.output import JsonFlag, echo_json
 from cauri.kit.db import unit_of_work
 from cauri.kit.pagination import Page
 from cauri.kit.period import Period
-from cauri.runtime import Runtime
 from cauri.staff import actions
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from cauri.runtime import Runtime
+
 
 audit_cli = typer.Typer(no_args_is_help=True, help="The audit log of staff and CLI actions.")
 

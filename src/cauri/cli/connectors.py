@@ -16,11 +16,13 @@ import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
-from cauri.cli.output import JsonFlag, echo_json, in_transaction
+from cauri.cli.common import in_transaction, resolved_url
+from cauri.cli.operations import echo_operations, operation_row
+from cauri.cli.output import JsonFlag, echo_json
 from cauri.config import get_settings
 from cauri.connectors.errors import ConnectorError
-from cauri.connectors.kinds import ACTIONS
-from cauri.connectors.service import AccountView, OperationView, callback_url, connectors
+from cauri.connectors.service import AccountView, callback_url, connectors
+from cauri.operators.config import ACTIONS
 from cauri.operators.protocol import Outcome
 from cauri.runtime import Runtime
 from cauri.staff import actions
@@ -204,10 +206,9 @@ def _echo_facts(facts: dict[str, Any], indent: str) -> None:
 @connectors_cli.command("check")
 def connectors_check(name: str, as_json: JsonFlag = False) -> None:
     """Authenticates with the account and reads its balance or status; exit 1 if not ok."""
-    from cauri.cli import _resolved_url
 
     async def run() -> dict[str, Any]:
-        runtime = Runtime.build(get_settings(), url=_resolved_url())
+        runtime = Runtime.build(get_settings(), url=resolved_url())
         try:
             report = await actions.check_connector(runtime, Actor.cli(), name)
         finally:
@@ -291,40 +292,6 @@ def routes_list(as_json: JsonFlag = False) -> None:
         _echo_route(row)
 
 
-def operation_row(view: OperationView) -> dict[str, Any]:
-    op = view.operation
-    return {
-        "id": str(op.id),
-        "subject": op.subject,
-        "subject_ref": op.subject_ref,
-        "action": op.action,
-        "operator": op.operator,
-        "connector": op.connector,
-        "livemode": op.livemode,
-        "status": op.status,
-        "operator_reference": op.operator_reference,
-        "reason": op.reason,
-        "polls": op.polls,
-        "review_required_at": op.review_required_at and op.review_required_at.isoformat(),
-        "created_at": op.created_at.isoformat(),
-        "settled_at": op.settled_at and op.settled_at.isoformat(),
-        "exchanges": [
-            {
-                "action": ex.action,
-                "method": ex.method,
-                "url": ex.url,
-                "request_body": ex.request_body,
-                "response_status": ex.response_status,
-                "response_body": ex.response_body,
-                "duration_ms": ex.duration_ms,
-                "error": ex.error,
-                "created_at": ex.created_at.isoformat(),
-            }
-            for ex in view.exchanges
-        ],
-    }
-
-
 @exchanges_cli.command("list")
 def exchanges_list(reference: str, as_json: JsonFlag = False) -> None:
     """The operator operations of a payment, payout (pyo_…), refund (re_…) or plan, each with
@@ -341,10 +308,9 @@ def exchanges_resend(reference: str) -> None:
     """Asks the operator to send its notification again for each pending operation of a
     payment, payout, refund or plan (pawaPay's resend-callback): when a final notification
     never came. What it then says is applied as any notification is."""
-    from cauri.cli import _resolved_url
 
     async def run() -> list[str]:
-        runtime = Runtime.build(get_settings(), url=_resolved_url())
+        runtime = Runtime.build(get_settings(), url=resolved_url())
         try:
             async with runtime.sessionmaker() as session:
                 views = await connectors.exchanges(session, reference)
@@ -401,32 +367,3 @@ def exchanges_settle(
 
     in_transaction(work)
     typer.echo(f"operation {operation_id} {outcome}")
-
-
-def echo_operations(
-    rows: list[dict[str, Any]], as_json: bool, none: str, *, bodies: bool = True
-) -> None:
-    """In text, a line per operation and per exchange; `bodies`: what each exchange sent and
-    received too."""
-    if as_json:
-        echo_json(rows)
-        return
-    if not rows:
-        typer.echo(none)
-    for row in rows:
-        typer.echo(
-            f"{row['created_at']}  {row['action']} {row['operator']} via {row['connector']}: "
-            f"{row['status']}" + (f" ({row['reason']})" if row["reason"] else "")
-        )
-        for ex in row["exchanges"]:
-            answer = ex["response_status"] if ex["response_status"] is not None else "no answer"
-            typer.echo(
-                f"  {ex['created_at']}  {ex['action']}: {ex['method']} {ex['url']} -> {answer} "
-                f"in {ex['duration_ms']} ms" + (f" [{ex['error']}]" if ex["error"] else "")
-            )
-            if not bodies:
-                continue
-            if ex["request_body"]:
-                typer.echo(f"    sent: {ex['request_body']}")
-            if ex["response_body"]:
-                typer.echo(f"    received: {ex['response_body']}")

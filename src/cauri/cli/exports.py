@@ -4,18 +4,22 @@ streamed as it is read (cauri.staff.exports); each export is in the audit log.""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
-from cauri.cli.output import in_transaction
+from cauri.cli.common import in_transaction, livemode_of
 from cauri.kit.db import unit_of_work
 from cauri.kit.period import Period
-from cauri.runtime import Runtime
 from cauri.staff import actions, exports
 from cauri.staff.exports import ExportFilter
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from cauri.runtime import Runtime
+
 
 export_cli = typer.Typer(
     no_args_is_help=True, help="CSV exports of payments, payouts and refunds for a period."
@@ -37,9 +41,8 @@ def _export(
     merchant: str | None,
     mode: str | None,
 ) -> None:
-    from cauri.cli import _livemode
 
-    livemode = None if mode is None else _livemode(mode)
+    livemode = None if mode is None else livemode_of(mode)
 
     async def work(session: AsyncSession, runtime: Runtime) -> None:
         # Parsed here: a bad date is the same error envelope as the API's.

@@ -3,17 +3,22 @@ reconciliation check, run, recorded and printed (exit 1 when the ledger does not
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
-from cauri.cli.output import JsonFlag, echo_json, echo_table, in_transaction
+from cauri.cli.common import in_transaction
+from cauri.cli.output import JsonFlag, echo_json, echo_table
 from cauri.kit.money import to_major
 from cauri.models import Reconciliation
-from cauri.runtime import Runtime
 from cauri.staff import actions, reconciliation
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from cauri.runtime import Runtime
+
 
 ledger_cli = typer.Typer(no_args_is_help=True, help="The ledger: balances and reconciliation.")
 

@@ -1,19 +1,28 @@
-"""`cauri merchants list` and `cauri merchants show`: what the staff see of the accounts
-(keys by their hint only: a key is shown once, when it is made)."""
+"""`cauri merchants`: the accounts as the staff see them (keys by their hint only: a key is
+shown once, when it is made) and what the staff change of them: status, fees, payout account
+and limits, balance credits."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from decimal import Decimal
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.audit.actor import Actor
 from cauri.balance.schemas import balance_object
-from cauri.cli.output import JsonFlag, echo_json, echo_table, in_transaction
+from cauri.cli.acting import AsOption, TotpOption, acting, held
+from cauri.cli.common import FIXED_CURRENCY_HELP, in_transaction, livemode_of
+from cauri.cli.keys import key_row
+from cauri.cli.output import JsonFlag, echo_json, echo_record, echo_table
 from cauri.kit.money import to_major
-from cauri.models import FeeRule, Merchant
-from cauri.runtime import Runtime
-from cauri.staff import reads
+from cauri.models import FeeRule, Merchant, MoneyApproval
+from cauri.staff import actions, reads
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from cauri.runtime import Runtime
 
 
 def fee_rule_row(rule: FeeRule) -> dict[str, Any]:
@@ -62,7 +71,6 @@ def merchants_list(
 def merchants_show(merchant_id: str, as_json: JsonFlag = False) -> None:
     """One account: payout account, limits, fees, keys (hints only) and balances per
     currency in each environment."""
-    from cauri.cli import _key_row
 
     async def work(session: AsyncSession, _: Runtime) -> dict[str, Any]:
         seen = await reads.merchant_overview(session, merchant_id)
@@ -82,7 +90,7 @@ def merchants_show(merchant_id: str, as_json: JsonFlag = False) -> None:
                 "approval_threshold": merchant.approval_threshold,
             },
             "fee_rules": [fee_rule_row(rule) for rule in seen.fee_rules],
-            "keys": [_key_row(key) for key in seen.keys],
+            "keys": [key_row(key) for key in seen.keys],
             "balances": [balance_object(row.balance, row.livemode) for row in seen.balances],
         }
 
@@ -130,3 +138,187 @@ def _echo_merchant(shown: dict[str, Any]) -> None:
         ("mode", "currency", "available", "escrowed", "pending_payouts"),
         "  ",
     )
+
+
+merchants_cli = typer.Typer(no_args_is_help=True, help="Merchant accounts.")
+merchants_cli.command("list")(merchants_list)
+merchants_cli.command("show")(merchants_show)
+
+
+@merchants_cli.command("create")
+def merchants_create(
+    name: Annotated[str, typer.Option()],
+    status: Annotated[str, typer.Option(help="active, kyc_pending or suspended")] = "active",
+    as_json: JsonFlag = False,
+) -> None:
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        new = await actions.create_merchant(session, runtime, Actor.cli(), name=name, status=status)
+        return {
+            "id": new.merchant.id,
+            "name": new.merchant.name,
+            "status": new.merchant.status,
+            "test_key": new.test_key,
+            "live_key": new.live_key,
+        }
+
+    echo_record(in_transaction(work), as_json)
+
+
+@merchants_cli.command("set-status")
+def merchants_set_status(merchant_id: str, status: str, as_json: JsonFlag = False) -> None:
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        merchant = await actions.set_merchant_status(
+            session, runtime, Actor.cli(), merchant_id, status
+        )
+        return {"id": merchant.id, "status": merchant.status}
+
+    echo_record(in_transaction(work), as_json)
+
+
+@merchants_cli.command("set-fee")
+def merchants_set_fee(
+    merchant_id: str,
+    operator: Annotated[str, typer.Option(help="An operator code, or `payout`.")],
+    percent: Annotated[Decimal | None, typer.Option(help="Omitted: 0.")] = None,
+    fixed: Annotated[
+        Decimal | None, typer.Option(help="In major units of --currency. Omitted: 0.")
+    ] = None,
+    currency: Annotated[str, typer.Option(help=FIXED_CURRENCY_HELP)] = "XOF",
+    disabled: Annotated[bool, typer.Option("--disabled")] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Sets the account's whole rule for a mode: what is omitted is 0, not the platform's
+    default. The rule's fixed fees in other currencies are kept."""
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        rule = await actions.set_fee(
+            session,
+            runtime,
+            Actor.cli(),
+            merchant_id,
+            mode=operator,
+            percent=percent,
+            fixed=fixed,
+            disabled=disabled,
+            currency=currency.upper(),
+        )
+        return fee_rule_row(rule)
+
+    echo_record(in_transaction(work), as_json)
+
+
+@merchants_cli.command("set-fee-bearer")
+def merchants_set_fee_bearer(
+    merchant_id: str,
+    bearer: Annotated[str, typer.Argument(help="customer or merchant")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Who pays a payment's commission: `customer` (debited amount + fee, the default) or
+    `merchant` (debited amount, credited amount - fee). Plans' instalments are unaffected."""
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        merchant = await actions.set_fee_bearer(session, runtime, Actor.cli(), merchant_id, bearer)
+        return {"id": merchant.id, "fee_bearer": merchant.fee_bearer}
+
+    echo_record(in_transaction(work), as_json)
+
+
+@merchants_cli.command("set-payout-account")
+def merchants_set_payout_account(
+    merchant_id: str,
+    phone_number: Annotated[str, typer.Option(help="Country code included, no +.")],
+    operator: Annotated[str, typer.Option(help="A Mobile Money operator code.")],
+    validated: Annotated[bool, typer.Option("--validated")] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """The merchant's own account, where payouts without phone_number go once validated."""
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        merchant = await actions.set_payout_account(
+            session,
+            runtime,
+            Actor.cli(),
+            merchant_id,
+            phone_number=phone_number,
+            operator=operator,
+            validated=validated,
+        )
+        return {
+            "id": merchant.id,
+            "payout_phone_number": merchant.payout_phone,
+            "payout_operator": merchant.payout_operator,
+            "payout_validated": merchant.payout_validated,
+        }
+
+    echo_record(in_transaction(work), as_json)
+
+
+@merchants_cli.command("set-limits")
+def merchants_set_limits(
+    merchant_id: str,
+    per_payout: Annotated[int | None, typer.Option(min=0, help="Cap of one payout.")] = None,
+    daily: Annotated[int | None, typer.Option(min=0, help="Cap over 24 hours.")] = None,
+    approval_threshold: Annotated[
+        int | None, typer.Option(min=0, help="Above it, a payout waits for approval.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Third-party payout limits of a live account, in XOF; unset options are kept."""
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        merchant = await actions.set_limits(
+            session,
+            runtime,
+            Actor.cli(),
+            merchant_id,
+            per_payout=per_payout,
+            daily=daily,
+            approval_threshold=approval_threshold,
+        )
+        return {
+            "id": merchant.id,
+            "per_payout": merchant.limit_per_payout,
+            "daily": merchant.limit_daily,
+            "approval_threshold": merchant.approval_threshold,
+        }
+
+    echo_record(in_transaction(work), as_json)
+
+
+@merchants_cli.command("credit")
+def merchants_credit(
+    merchant_id: str,
+    mode: Annotated[str, typer.Option(help="test or live")],
+    amount: Annotated[Decimal, typer.Option(help="In the currency's unit.")],
+    reason: Annotated[str, typer.Option(help="What the top-up is, e.g. the bank transfer.")],
+    currency: Annotated[str, typer.Option()] = "XOF",
+    as_email: AsOption = None,
+    totp_code: TotpOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Credits the available balance: a bank transfer received from the merchant. A live
+    credit above the platform's payout-dual-approval-above is only asked (--as and --totp
+    required) and done on a second person's approval (`cauri approvals approve`)."""
+    livemode = livemode_of(mode)
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        available = await actions.credit_balance(
+            session,
+            runtime,
+            await acting(session, runtime, as_email, totp_code),
+            merchant_id,
+            livemode=livemode,
+            amount=amount,
+            currency=currency.upper(),
+            reason=reason,
+        )
+        if isinstance(available, MoneyApproval):
+            return held(available)
+        return {
+            "merchant_id": merchant_id,
+            "livemode": livemode,
+            "currency": currency.upper(),
+            "available": to_major(available, currency.upper()),
+        }
+
+    echo_record(in_transaction(work), as_json)

@@ -4,24 +4,21 @@ for people (aligned tables, `key: value` lines)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any, TypeVar
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
-
-from cauri.runtime import Runtime
-
-T = TypeVar("T")
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 
-def in_transaction(work: Callable[[AsyncSession, Runtime], Awaitable[T]]) -> T:
-    # Imported when run: the package imports the modules that define its commands.
-    from cauri.cli import _in_transaction
-
-    return _in_transaction(work)
+def echo_record(data: dict[str, Any], as_json: bool) -> None:
+    """One record: a JSON object, or one `key: value` line per field."""
+    if as_json:
+        echo_json(data)
+    else:
+        for key, value in data.items():
+            typer.echo(f"{key}: {value}")
 
 
 def echo_json(data: Any) -> None:

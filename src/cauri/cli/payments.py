@@ -3,17 +3,22 @@ exchanged with the operator about it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.cli.connectors import echo_operations, operation_row
-from cauri.cli.output import JsonFlag, echo_json, echo_table, in_transaction
+from cauri.cli.common import in_transaction
+from cauri.cli.operations import echo_operations, operation_row
+from cauri.cli.output import JsonFlag, echo_json, echo_table
 from cauri.payments.schemas import payment_object
 from cauri.refunds.schemas import refund_object
-from cauri.runtime import Runtime
 from cauri.staff import reads
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from cauri.runtime import Runtime
+
 
 payments_cli = typer.Typer(no_args_is_help=True, help="Payments, across merchants.")
 

@@ -5,18 +5,24 @@ approvals each has (above the platform's dual-approval amount, two are needed)."
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.cli.output import JsonFlag, echo_json, echo_table, in_transaction
+from cauri.audit.actor import Actor
+from cauri.cli.acting import AsOption, TotpOption, acting
+from cauri.cli.common import in_transaction, livemode_of
+from cauri.cli.output import JsonFlag, echo_json, echo_record, echo_table
 from cauri.kit.period import Period
-from cauri.models import Payout, PayoutApproval
 from cauri.payouts.schemas import payout_object
 from cauri.payouts.service import payouts
-from cauri.runtime import Runtime
-from cauri.staff import reads
+from cauri.staff import actions, reads
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from cauri.models import Payout, PayoutApproval
+    from cauri.runtime import Runtime
 
 
 def payout_row(payout: Payout, approvals: Sequence[PayoutApproval]) -> dict[str, Any]:
@@ -53,9 +59,8 @@ def payouts_list(
     as_json: JsonFlag = False,
 ) -> None:
     """Payouts of every merchant, newest first."""
-    from cauri.cli import _livemode
 
-    livemode = None if mode is None else _livemode(mode)
+    livemode = None if mode is None else livemode_of(mode)
 
     async def work(session: AsyncSession, _: Runtime) -> list[dict[str, Any]]:
         wanted = reads.PayoutFilter(
@@ -101,3 +106,43 @@ def payouts_list(
                 "phone_number",
             ),
         )
+
+
+payouts_cli = typer.Typer(no_args_is_help=True, help="Third-party payouts held for approval.")
+payouts_cli.command("list")(payouts_list)
+
+
+_DECISION_REASON = Annotated[str | None, typer.Option(help="Why; kept in the audit log.")]
+
+
+@payouts_cli.command("approve")
+def payouts_approve(
+    reference: str,
+    reason: _DECISION_REASON = None,
+    as_email: AsOption = None,
+    totp_code: TotpOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Debits the balance and hands the payout to the worker to send. Above the platform's
+    `payout-dual-approval-above`, only the second approval, by someone else, does; each of
+    the two names its staff account (--as EMAIL --totp CODE)."""
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        actor = await acting(session, runtime, as_email, totp_code)
+        payout = await actions.approve_payout(session, runtime, actor, reference, reason)
+        return payout_row(payout, await payouts.approvals(session, reference))
+
+    echo_record(in_transaction(work), as_json)
+
+
+@payouts_cli.command("reject")
+def payouts_reject(
+    reference: str, reason: _DECISION_REASON = None, as_json: JsonFlag = False
+) -> None:
+    """Fails the payout; nothing was debited."""
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        payout = await actions.reject_payout(session, runtime, Actor.cli(), reference, reason)
+        return payout_row(payout, await payouts.approvals(session, reference))
+
+    echo_record(in_transaction(work), as_json)

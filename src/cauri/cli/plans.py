@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.cli.acting import AsOption, TotpOption, acting, held
-from cauri.cli.output import JsonFlag, echo_json, in_transaction
+from cauri.cli.common import in_transaction
+from cauri.cli.output import JsonFlag, echo_json
 from cauri.kit.money import to_major
 from cauri.models import MoneyApproval
 from cauri.plans.schemas import plan_object
-from cauri.runtime import Runtime
 from cauri.staff import actions
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from cauri.runtime import Runtime
+
 
 plans_cli = typer.Typer(no_args_is_help=True, help="Installment plans.")
 

@@ -11,7 +11,8 @@ from typing import Annotated, Any, TypeVar
 import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.cli.output import JsonFlag, echo_json, echo_table, in_transaction
+from cauri.cli.common import in_transaction, livemode_of
+from cauri.cli.output import JsonFlag, echo_json, echo_table
 from cauri.kit.pagination import MAX_PAGE, Page, listing
 from cauri.kit.period import Period
 from cauri.models import InstallmentPlan, Payment, Payout, Refund
@@ -95,9 +96,8 @@ def _command(
         per_page: PerPage = 25,
         as_json: JsonFlag = False,
     ) -> None:
-        from cauri.cli import _livemode
 
-        livemode = None if mode is None else _livemode(mode)
+        livemode = None if mode is None else livemode_of(mode)
         asked = Page(page, per_page)
 
         async def work(session: AsyncSession, _: Runtime) -> dict[str, Any]:

@@ -4,15 +4,20 @@ transaction, audited; then the old key can go. Run it again: it changes nothing.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
-from cauri.cli.output import JsonFlag, echo_json, in_transaction
-from cauri.runtime import Runtime
+from cauri.cli.common import in_transaction
+from cauri.cli.output import JsonFlag, echo_json
 from cauri.staff import keyring
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from cauri.runtime import Runtime
+
 
 secrets_cli = typer.Typer(no_args_is_help=True, help="Secrets at rest (CAURI_SECRET_KEY).")
 

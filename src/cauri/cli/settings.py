@@ -1,21 +1,27 @@
-"""`cauri settings show`: the platform's settings (what `settings set` changes) and this
-process's effective CAURI_* settings, secrets reduced to whether they are set."""
+"""`cauri settings`: the platform's settings (`show`, `set`) and this process's effective
+CAURI_* settings, secrets reduced to whether they are set."""
 
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.cli.output import JsonFlag, echo_json, in_transaction
+from cauri.cli.acting import AsOption, TotpOption, acting, held
+from cauri.cli.common import FIXED_CURRENCY_HELP, in_transaction
+from cauri.cli.output import JsonFlag, echo_json, echo_record
 from cauri.config import Settings, get_settings
 from cauri.kit.money import FIXED_FEE_CURRENCIES, to_major
-from cauri.models import PlatformSettings
+from cauri.models import MoneyApproval, PlatformSettings
 from cauri.platform.service import FIXED_SETTINGS, fixed_column
-from cauri.runtime import Runtime
+from cauri.staff import actions
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from cauri.runtime import Runtime
 
 _PERCENTS = (
     "plan_creation_fee_percent",
@@ -98,3 +104,60 @@ def settings_show(as_json: JsonFlag = False) -> None:
         typer.echo(f"{section}:")
         for key, value in values.items():
             typer.echo(f"  {key}: {'-' if value is None else value}")
+
+
+settings_cli = typer.Typer(no_args_is_help=True, help="Platform-wide settings.")
+settings_cli.command("show")(settings_show)
+
+
+@settings_cli.command("set")
+def settings_set(
+    plan_creation_fee_fixed: Annotated[Decimal | None, typer.Option()] = None,
+    plan_creation_fee_percent: Annotated[Decimal | None, typer.Option()] = None,
+    plan_penalty_percent: Annotated[Decimal | None, typer.Option()] = None,
+    fee_percent: Annotated[Decimal | None, typer.Option()] = None,
+    fee_fixed: Annotated[Decimal | None, typer.Option()] = None,
+    payout_fee_percent: Annotated[Decimal | None, typer.Option()] = None,
+    payout_fee_fixed: Annotated[Decimal | None, typer.Option()] = None,
+    payout_dual_approval_above: Annotated[
+        Decimal | None,
+        typer.Option(help="Held payouts above this amount need two people's approvals."),
+    ] = None,
+    unset: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A setting to leave without a value (in --currency for an amount): "
+            "payout-dual-approval-above (never two approvals), plan-creation-fee-fixed or "
+            "-percent. Repeatable."
+        ),
+    ] = None,
+    currency: Annotated[str, typer.Option(help=FIXED_CURRENCY_HELP)] = "XOF",
+    as_email: AsOption = None,
+    totp_code: TotpOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Changes the given settings; the others are kept. Raising or unsetting
+    payout-dual-approval-above (where set) is only asked, on its own (--as and --totp
+    required), and done on a second admin's approval (`cauri approvals approve`)."""
+    given: dict[str, Decimal | None] = {
+        key: value
+        for key, value in {
+            "plan_creation_fee_fixed": plan_creation_fee_fixed,
+            "plan_creation_fee_percent": plan_creation_fee_percent,
+            "plan_penalty_percent": plan_penalty_percent,
+            "fee_percent": fee_percent,
+            "fee_fixed": fee_fixed,
+            "payout_fee_percent": payout_fee_percent,
+            "payout_fee_fixed": payout_fee_fixed,
+            "payout_dual_approval_above": payout_dual_approval_above,
+        }.items()
+        if value is not None
+    }
+    given |= {name.replace("-", "_"): None for name in unset or ()}
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        actor = await acting(session, runtime, as_email, totp_code)
+        done = await actions.set_settings(session, runtime, actor, given, currency=currency.upper())
+        return held(done) if isinstance(done, MoneyApproval) else platform_row(done)
+
+    echo_record(in_transaction(work), as_json)

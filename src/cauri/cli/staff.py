@@ -5,20 +5,25 @@ here for the administrator to hand over; or, with --password-stdin, a password a
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit import Actor
-from cauri.cli.output import JsonFlag, echo_json, echo_table, in_transaction
+from cauri.cli.common import in_transaction
+from cauri.cli.output import JsonFlag, echo_json, echo_table
 from cauri.config import get_settings
 from cauri.console.sign_in import WELCOME_PATH
 from cauri.kit.errors import CauriError
 from cauri.kit.public_url import public_base_url
-from cauri.runtime import Runtime
 from cauri.staff import accounts, actions, passwords, totp
 from cauri.staff.accounts import IssuedLink
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from cauri.runtime import Runtime
+
 
 staff_cli = typer.Typer(no_args_is_help=True, help="Staff accounts of the web console.")
 

@@ -3,17 +3,22 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
-from cauri.cli.output import JsonFlag, echo_json, in_transaction
-from cauri.runtime import Runtime
+from cauri.cli.common import in_transaction, livemode_of
+from cauri.cli.output import JsonFlag, echo_json
 from cauri.staff import actions
 from cauri.webhooks import service as webhooks
 from cauri.webhooks.schemas import delivery_entry
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from cauri.runtime import Runtime
+
 
 webhooks_cli = typer.Typer(no_args_is_help=True, help="Merchants' webhook deliveries.")
 
@@ -48,9 +53,8 @@ def webhooks_set_endpoint(
     as_json: JsonFlag = False,
 ) -> None:
     """A merchant's endpoint of one mode, as its own `PUT /webhooks/endpoint` sets it."""
-    from cauri.cli import _livemode
 
-    livemode = _livemode(mode)
+    livemode = livemode_of(mode)
     if (url is None) != disable:
         raise typer.BadParameter("give either --url or --disable", param_hint="--url")
 
@@ -71,9 +75,8 @@ def webhooks_set_endpoint(
 def webhooks_rotate_secret(merchant_id: str, mode: _MODE, as_json: JsonFlag = False) -> None:
     """A new signing secret for the merchant's endpoint of that mode, printed this once
     (pending retries are signed with it)."""
-    from cauri.cli import _livemode
 
-    livemode = _livemode(mode)
+    livemode = livemode_of(mode)
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
         secret = await actions.rotate_webhook_secret(

@@ -19,8 +19,6 @@ KINDS: dict[str, ConnectorKind] = {
     for kind in (mtn_momo.KIND, pawapay.KIND, wave.KIND, orange_money.KIND, cinetpay.KIND)
 }
 
-ACTIONS = ("collect", "disburse", "refund")
-
 
 def kind_named(name: str, kinds: Mapping[str, ConnectorKind] | None = None) -> ConnectorKind:
     table = KINDS if kinds is None else kinds

@@ -23,11 +23,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.connectors.errors import ConnectorError
-from cauri.connectors.kinds import ACTIONS, KINDS, kind_named
 from cauri.connectors.secrets import SecretBox
 from cauri.models.connectors import ConnectorAccount, OperatorRoute
 from cauri.operators.catalogue import CATALOGUE
-from cauri.operators.config import ConnectorConfig, ConnectorKind
+from cauri.operators.config import ACTIONS, ConnectorConfig, ConnectorKind
 from cauri.operators.protocol import OperatorAdapter
 from cauri.operators.simulator import Simulator
 
@@ -231,7 +230,11 @@ class OperatorRegistry:
         """A new connector for an account (`cauri connectors check` builds its own); raises
         ConnectorError when the key or the kind is wrong, and whatever the kind's build
         raises."""
-        connector_kind = kind_named(kind, KINDS if self._kinds is None else self._kinds)
+        # The connectors' modules (their HTTP clients, their crypto) are imported on the first
+        # build: a process that never calls an operator (a CLI read) does without them.
+        from cauri.connectors import kinds as known
+
+        connector_kind = known.kind_named(kind, known.KINDS if self._kinds is None else self._kinds)
         config = ConnectorConfig(
             name=name,
             kind=kind,

@@ -15,13 +15,14 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.connectors.errors import ConnectorError
-from cauri.connectors.kinds import ACTIONS, kind_named, validate_account
+from cauri.connectors.kinds import kind_named, validate_account
 from cauri.connectors.registry import SIMULATOR, OperatorRegistry
 from cauri.connectors.secrets import SecretBox
 from cauri.models.connectors import ConnectorAccount, OperatorRoute
 from cauri.models.operations import OperatorExchange, OperatorOperation
 from cauri.models.plans import PlanRefund
 from cauri.operators import catalogue
+from cauri.operators.config import ACTIONS
 from cauri.operators.protocol import CheckReport, PredictsOperators
 
 # Lower-case letters, digits, `-` and `_`: the name is part of the account's callback URL.

@@ -17,7 +17,7 @@ from typing import Any
 from fastapi import Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.connectors.kinds import ACTIONS, KINDS, kind_named
+from cauri.connectors.kinds import KINDS, kind_named
 from cauri.connectors.service import AccountView, callback_url, connectors
 from cauri.console.acting import actor, attempt, permission, posted
 from cauri.console.auth import Staff
@@ -28,7 +28,7 @@ from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import CauriError, Conflict
 from cauri.models import ConnectorAccount
 from cauri.operators.catalogue import CATALOGUE
-from cauri.operators.config import ENVIRONMENTS, ConnectorKind
+from cauri.operators.config import ACTIONS, ENVIRONMENTS, ConnectorKind
 from cauri.runtime import Runtime
 from cauri.staff import actions
 from cauri.staff.overview import route_states

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Annotated
 
-from fastapi import Depends, Query
 from sqlalchemy import ColumnElement
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -37,21 +35,6 @@ class Period:
         if self.end is not None:
             found.append(created_at < self.end)
         return found
-
-
-_FORMAT = "Date (2026-01-31) ou horodatage ISO 8601 (2026-01-31T12:00:00Z)"
-
-
-def _period(
-    start: Annotated[str | None, Query(alias="from", description=f"{_FORMAT}, inclus.")] = None,
-    end: Annotated[
-        str | None, Query(alias="to", description=f"{_FORMAT} ; une date inclut sa journée.")
-    ] = None,
-) -> Period:
-    return Period.parse(start, end)
-
-
-PeriodDep = Annotated[Period, Depends(_period)]
 
 
 def _instant(value: str, field: str, *, day_end: bool) -> datetime:

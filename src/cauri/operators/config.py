@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 from cauri.operators.protocol import OperatorAdapter
 
+# What a connector account can carry for an operator (`cauri routes set`).
+ACTIONS = ("collect", "disburse", "refund")
 ENVIRONMENTS = ("sandbox", "production")
 
 

@@ -10,7 +10,7 @@ from cauri.kit import public_url
 from cauri.kit.errors import Conflict, NotFound, PaymentFailed
 from cauri.kit.openapi import ListEnvelope, answers
 from cauri.kit.pagination import PageDep, listing
-from cauri.kit.period import PeriodDep
+from cauri.kit.period_query import PeriodDep
 from cauri.merchants.auth import CallerDep, PaymentCallerDep
 from cauri.models import Payment
 from cauri.operators.protocol import Outcome

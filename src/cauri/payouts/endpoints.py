@@ -15,7 +15,7 @@ from cauri.kit.errors import (
 )
 from cauri.kit.openapi import ListEnvelope, answers
 from cauri.kit.pagination import PageDep, listing
-from cauri.kit.period import PeriodDep
+from cauri.kit.period_query import PeriodDep
 from cauri.merchants.auth import CallerDep, PayoutCallerDep
 from cauri.operators.protocol import Outcome
 from cauri.payouts.schemas import PayoutCreate, PayoutObject, payout_object

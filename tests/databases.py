@@ -1,5 +1,6 @@
-"""The campaign's own database: a fresh one on CAURI_TEST_DATABASE_URL's server (dropped at
-the end), else on an embedded PostgreSQL in a temporary directory, as the test suite does."""
+"""A fresh, migrated database of one's own: on CAURI_TEST_DATABASE_URL's server (created, then
+dropped at the end), else on an embedded PostgreSQL in a temporary directory. The test
+session's database (conftest.py) and the chaos campaign's (tools/chaos)."""
 
 from __future__ import annotations
 
@@ -23,16 +24,16 @@ def _with_database(url: str, name: str) -> str:
 
 
 @asynccontextmanager
-async def fresh_database() -> AsyncIterator[str]:
-    """A migrated database of its own; its URL (asyncpg form)."""
+async def fresh_database(prefix: str) -> AsyncIterator[str]:
+    """Its URL (asyncpg form); its name starts with `prefix`."""
     configured = os.environ.get("CAURI_TEST_DATABASE_URL")
     embedded: Path | None = None
     if configured:
         server = as_asyncpg(configured)
     else:
-        embedded = Path(tempfile.mkdtemp(prefix="cauri-chaos-pg-"))
+        embedded = Path(tempfile.mkdtemp(prefix=f"{prefix}-pg-"))
         server = embedded_pg.start(embedded)
-    name = f"cauri_chaos_{uuid.uuid4().hex[:10]}"
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
     admin = await asyncpg.connect(server.replace("postgresql+asyncpg://", "postgresql://", 1))
     await admin.execute(f'CREATE DATABASE "{name}"')
     url = _with_database(server, name)

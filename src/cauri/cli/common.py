@@ -1,0 +1,110 @@
+"""What every command group of the CLI shares: its settings checked, its database resolved,
+its work run in one transaction with errors printed as the API's envelope, and the parsing of
+the options several groups take. The database libraries are imported when a command runs, not
+when the CLI starts (`cauri --help` needs none of them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, TypeVar
+
+import typer
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from cauri.runtime import Runtime
+
+T = TypeVar("T")
+
+FIXED_CURRENCY_HELP = "The currency of the fixed amounts given: XOF (also XAF's), EUR or USD."
+
+
+def check_settings() -> None:
+    """Every CAURI_* setting valid, or each problem named and exit 2, before any command."""
+    from pydantic import ValidationError
+
+    from cauri.config import get_settings
+
+    try:
+        get_settings()
+    except ValidationError as error:
+        for problem in error.errors():
+            name = "CAURI_" + "_".join(str(part) for part in problem["loc"]).upper()
+            typer.echo(f"{name}: {problem['msg']}", err=True)
+        raise typer.Exit(2) from None
+
+
+def resolved_url() -> str:
+    """The database every command uses; starts (or attaches to) the embedded one if needed."""
+    from cauri.config import get_settings
+    from cauri.kit.db import database_url
+    from cauri.kit.embedded_pg import EmbeddedPostgresError
+
+    try:
+        url = database_url(get_settings())
+    except EmbeddedPostgresError as exc:
+        typer.echo(f"The embedded PostgreSQL cannot start: {exc}", err=True)
+        raise typer.Exit(1) from None
+    # Server processes spawned by uvicorn read the same database, not a second embedded one.
+    os.environ["CAURI_DATABASE_URL"] = url
+    get_settings.cache_clear()
+    return url
+
+
+def in_transaction(work: Callable[[AsyncSession, Runtime], Awaitable[T]]) -> T:
+    """`work` in one transaction of the configured database; a refusal (CauriError) is printed
+    on stderr as the API's error envelope, exit 1."""
+    import asyncio
+
+    from cauri.config import get_settings
+    from cauri.kit.db import unit_of_work
+    from cauri.kit.errors import CauriError
+    from cauri.runtime import Runtime
+
+    async def run() -> T:
+        runtime = Runtime.build(get_settings(), url=resolved_url())
+        try:
+            async with unit_of_work(runtime.sessionmaker) as session:
+                return await work(session, runtime)
+        finally:
+            await runtime.close()
+
+    try:
+        return asyncio.run(run())
+    except CauriError as error:
+        typer.echo(json.dumps(error.envelope(), ensure_ascii=False), err=True)
+        raise typer.Exit(1) from error
+
+
+def parse_instant(value: str, param_hint: str) -> datetime:
+    """An ISO 8601 date or timestamp; UTC if it has no offset."""
+    try:
+        instant = datetime.fromisoformat(value)
+    except ValueError:
+        raise typer.BadParameter("an ISO 8601 date or timestamp", param_hint=param_hint) from None
+    return instant if instant.tzinfo else instant.replace(tzinfo=UTC)
+
+
+_DURATION = re.compile(r"([0-9]{1,9})([smhd]?)")
+_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(value: str, param_hint: str) -> timedelta:
+    """`0`, `90s`, `30m`, `24h`, `7d` (a bare number is seconds)."""
+    match = _DURATION.fullmatch(value.strip())
+    if match is None:
+        raise typer.BadParameter("a duration such as 0, 90s, 30m, 24h or 7d", param_hint=param_hint)
+    amount, unit = match.groups()
+    return timedelta(seconds=int(amount) * _UNIT_SECONDS[unit])
+
+
+def livemode_of(mode: str) -> bool:
+    """`--mode test|live`."""
+    if mode not in ("test", "live"):
+        raise typer.BadParameter("test or live", param_hint="--mode")
+    return mode == "live"

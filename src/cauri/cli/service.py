@@ -1,0 +1,136 @@
+"""`cauri migrate`, `cauri serve` and `cauri worker`: the service's own processes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from typing import TYPE_CHECKING, Annotated
+
+import structlog
+import typer
+
+from cauri.audit.actor import Actor
+from cauri.cli import database
+from cauri.cli.common import in_transaction, resolved_url
+from cauri.config import get_settings
+from cauri.kit import collector
+from cauri.kit import migrate as migrations
+from cauri.kit.logging import configure as configure_logging
+from cauri.kit.public_url import is_loopback
+from cauri.runtime import Runtime
+from cauri.staff import keyring
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+
+def migrate() -> None:
+    """Brings the database schema up to date (alembic upgrade head)."""
+    migrations.upgrade(resolved_url())
+    _seal_webhook_secrets_in_clear()
+    typer.echo("database is up to date")
+
+
+def _seal_webhook_secrets_in_clear() -> None:
+    """After the migrations: webhook secrets written in clear before migration 0025 are
+    sealed, once CAURI_SECRET_KEY is set (until then deliveries read them as they are)."""
+    if get_settings().secret_key is None:
+        return
+
+    async def work(session: AsyncSession, runtime: Runtime) -> int:
+        return await keyring.seal_clear(session, runtime, Actor.cli())
+
+    sealed = in_transaction(work)
+    if sealed:
+        typer.echo(f"{sealed} webhook signing secret(s) written in clear are now encrypted")
+
+
+# What `serve` refuses to start without off loopback, and why.
+_OFF_LOOPBACK = (
+    # Customers would be sent to a payment page whose address nobody configured.
+    (
+        "public_url",
+        "CAURI_PUBLIC_URL",
+        "the base of payment_url, e.g. https://pay.example.com; set it, or serve on 127.0.0.1 "
+        "behind a proxy that sets it",
+    ),
+    (
+        "secret_key",
+        "CAURI_SECRET_KEY",
+        "it encrypts webhook signing secrets, connector credentials and TOTP secrets; e.g. the "
+        "output of `openssl rand -hex 32`, the same for every process",
+    ),
+)
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    workers: Annotated[int, typer.Option(help="Server processes.")] = 1,
+    worker: Annotated[bool, typer.Option(help="Run background jobs in-process.")] = True,
+) -> None:
+    """Runs the API (and, unless --no-worker, the background worker)."""
+    import uvicorn
+
+    settings = get_settings()
+    for setting, name, why in _OFF_LOOPBACK:
+        if getattr(settings, setting) is None and not is_loopback(host):
+            typer.echo(
+                f"cauri serve --host {host}: {name} is required off loopback ({why}).", err=True
+            )
+            raise typer.Exit(2)
+    if workers > 1 and settings.redis_url is None:
+        typer.echo(
+            f"warning: --workers {workers} without CAURI_REDIS_URL: each process counts the "
+            f"rate limit apart, so a client gets up to {workers} times {settings.rate_limit}.",
+            err=True,
+        )
+    configure_logging(settings.log_json)
+    migrations.upgrade(resolved_url())
+    _seal_webhook_secrets_in_clear()
+    base = settings.public_url or f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    structlog.get_logger("cauri.serve").info(
+        "serve.starting", database=database.where(settings), docs=f"{base.rstrip('/')}/api/v1/docs"
+    )
+    os.environ["CAURI_RUN_WORKER"] = "1" if worker else "0"
+    uvicorn.run(
+        "cauri.app:create_app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        proxy_headers=False,
+        access_log=False,
+        # A spawned server process imports the whole CLI before it can answer the supervisor's
+        # first health check; uvicorn's 5 s are not enough on a busy machine, and a process
+        # killed for it is respawned to be killed again, so nothing ever serves.
+        timeout_worker_healthcheck=60,
+        # uvicorn's own logging config would print its lines around the redaction.
+        log_config=None,
+    )
+
+
+def run_worker() -> None:
+    """Runs background jobs only: deliveries, delayed outcomes, expiries, refunds."""
+    from cauri import jobs
+    from cauri.worker.runner import Worker
+
+    settings = get_settings()
+    configure_logging(settings.log_json)
+    url = resolved_url()
+
+    async def run() -> None:
+        runtime = Runtime.build(get_settings(), url=url)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        try:
+            worker = Worker(runtime, jobs.handlers())
+            collector.spare_what_lives_on()
+            await worker.run_forever(stop)
+        finally:
+            await runtime.close()
+
+    asyncio.run(run())

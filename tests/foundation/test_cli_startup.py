@@ -1,0 +1,58 @@
+"""The CLI starts at once (issue 24): its root names every command group with its help and
+imports a group's module only when that group runs, so `cauri --help` and `import cauri.cli`
+pull in no database library, web framework or migration tool."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from cauri.cli import app
+from cauri.cli.lazy import Entry, LazyGroup
+from tests.foundation.builders import CAURI, run_cli
+
+HEAVY = ("sqlalchemy", "fastapi", "alembic", "asyncpg", "httpx", "pydantic")
+
+
+def _imported_by(statement: str) -> list[str]:
+    probe = f"import sys; {statement}; print(' '.join(sorted(sys.modules)))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return [name for name in HEAVY if name in loaded]
+
+
+def test_importing_the_cli_pulls_in_no_database_web_or_migration_library() -> None:
+    assert _imported_by("import cauri.cli") == []
+
+
+def test_the_roots_help_lists_every_group_without_loading_one() -> None:
+    shown = subprocess.run(
+        [str(CAURI), "--help"], capture_output=True, text=True, check=True, env={"COLUMNS": "200"}
+    ).stdout
+    assert isinstance(app, LazyGroup)
+    for name, entry in app.entries.items():
+        assert f"{name} " in shown and entry.help in shown, name
+
+
+@pytest.mark.parametrize("name", list(app.entries))
+def test_each_entry_loads_the_command_it_names_with_the_help_the_root_shows(name: str) -> None:
+    entry: Entry = app.entries[name]
+    command = entry.load(name)
+    assert (command.help or "").strip().startswith(entry.help), (command.help, entry.help)
+
+
+async def test_a_bad_setting_is_named_before_any_command_runs_but_not_for_the_roots_help(
+    database_url: str,
+) -> None:
+    bad = {"CAURI_WORKER_CONCURRENCY": "many"}
+    refused = await run_cli(database_url, "merchants", "list", env_vars=bad)
+    assert refused.exit_code == 2, refused.stdout
+    assert refused.stderr.startswith("CAURI_WORKER_CONCURRENCY: ")
+    assert "Traceback" not in refused.stderr
+    helped = await run_cli(database_url, "merchants", "--help", env_vars=bad)
+    assert helped.exit_code == 2  # a group's help runs the root's check, as before
+    shown = await run_cli(database_url, "--help", env_vars=bad)
+    assert shown.exit_code == 0 and "merchants" in shown.stdout
