@@ -31,21 +31,17 @@ class Process:
     env: dict[str, str]
     log: Path
     popen: subprocess.Popen[bytes] | None = None
-    starts: int = 0
-    kills: int = 0
 
     def start(self) -> None:
         with self.log.open("ab") as out:
             self.popen = subprocess.Popen(  # noqa: S603 (our own program, our arguments)
                 self.argv, env=self.env, stdout=out, stderr=subprocess.STDOUT
             )
-        self.starts += 1
 
     def kill(self) -> None:
         if self.popen is not None and self.popen.poll() is None:
             self.popen.send_signal(signal.SIGKILL)
             self.popen.wait()
-            self.kills += 1
 
     def stop(self) -> None:
         """The end of the campaign: a polite stop, SIGKILL if it does not come."""
@@ -108,10 +104,6 @@ class Fleet:
                 except httpx.TransportError:
                     pass
                 await asyncio.sleep(0.1)
-
-    def restart(self, process: Process) -> None:
-        process.kill()
-        process.start()
 
     def crashed(self) -> list[str]:
         """Processes that died without being killed: a crash, not chaos."""

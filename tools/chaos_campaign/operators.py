@@ -105,7 +105,6 @@ class Mtn:
         number = "22997123456"
         self.routes: tuple[Route, ...] = (Route("mtn", ALL, number, _failing(number)),)
         self.fake.outcome_for(_failing(number), "FAILED", "PAYER_NOT_FOUND")
-        self.public_url = public_url
 
     @property
     def base_url(self) -> str:
