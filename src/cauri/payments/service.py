@@ -6,9 +6,10 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import Table, TextClause, bindparam, select, text
+from sqlalchemy import Table, bindparam, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -26,7 +27,7 @@ from cauri.ledger import movements
 from cauri.ledger import service as ledger_service
 from cauri.merchants.auth import Caller
 from cauri.merchants.contract import FeeBearer, payment_terms
-from cauri.models import Event, OperatorOperation, Payment, lookups
+from cauri.models import Event, OperatorOperation, Payment, lookups, rows
 from cauri.operators import catalogue
 from cauri.operators.protocol import OPERATOR_PAGE, Collection, OperatorResult, Outcome
 from cauri.payments import jobs, rules
@@ -107,42 +108,32 @@ _INSERT = select(Payment).from_statement(
 
 # A payment the operator decided before it was recorded (the simulator, `decides_offline`):
 # its row, its money and its event in ONE statement and one round trip, each part written
-# only when the row is (an `external_id` replay writes nothing). The ledger's and the
-# events' CTEs are their domains' own (`append_after`, `emission_after`); the job of the
-# event's first delivery wakes the worker with NOTIFY, taken once in the last FROM (a
-# volatile call PostgreSQL never drops). It returns the new row's id, or no row (a replay):
-# the row is the one built in Python, so nothing is read back.
-_DECIDED_COLUMNS = (
-    "id", "identifier", "merchant_id", "livemode", "external_id", "status", "amount",
-    "fee_amount", "fee_bearer", "currency", "description", "payment_mode_id", "operator",
-    "phone_number", "customer", "return_url", "callback_url", "metadata", "payment_url",
-    "failure_reason", "operator_reference", "created_at", "updated_at",
-)  # fmt: skip
-_PAY = (
-    f"pay AS (INSERT INTO payments ({', '.join(_DECIDED_COLUMNS)}) "  # noqa: S608
-    f"VALUES ({', '.join(':' + name for name in _DECIDED_COLUMNS)}) "
-    "ON CONFLICT (merchant_id, livemode, external_id) WHERE external_id IS NOT NULL "
-    "DO NOTHING RETURNING id)"
-)
-
-
-def _decided(*, with_money: bool) -> TextClause:
-    ledger = f"{ledger_service.append_after('pay')}, " if with_money else ""
-    return text(
-        f"WITH {_PAY}, {ledger}{events.emission_after('pay')} "  # noqa: S608
-        f"SELECT pay.id FROM pay, (SELECT count(*) FROM (SELECT {queue.NOTIFY} FROM job) "
-        "AS woken) AS notified"
-    ).bindparams(
-        bindparam("customer", type_=_PAYMENTS.c.customer.type),
-        bindparam("metadata", type_=_PAYMENTS.c.metadata.type),
-        bindparam("event_data", type_=Event.data.type),
+# only when the row is (an `external_id` replay writes nothing). The row's columns are those
+# `_values` describes, as on the ORM path (`record`); the ledger's and the events' CTEs are
+# their domains' own (`append_after`, `emission_after`); the job of the event's first
+# delivery wakes the worker with NOTIFY, taken once in the last FROM (a volatile call
+# PostgreSQL never drops). It returns the new row's id, or no row (a replay): the row is the
+# one built in Python, so nothing is read back. Compiled once per shape of row.
+@cache
+def _decided(columns: tuple[str, ...], *, with_money: bool) -> Prepared:
+    pay = rows.insert_cte(
+        "pay",
+        _PAYMENTS,
+        columns,
+        "ON CONFLICT (merchant_id, livemode, external_id) WHERE external_id IS NOT NULL "
+        "DO NOTHING RETURNING id",
     )
-
-
-# The ORM attribute of each column whose name differs (`metadata` is taken on a mapped class).
-_ATTRIBUTES = {"metadata": "metadata_"}
-
-_DECIDED = {True: Prepared(_decided(with_money=True)), False: Prepared(_decided(with_money=False))}
+    ledger = f"{ledger_service.append_after('pay')}, " if with_money else ""
+    return Prepared(
+        text(
+            f"WITH {pay}, {ledger}{events.emission_after('pay')} "  # noqa: S608
+            f"SELECT pay.id FROM pay, (SELECT count(*) FROM (SELECT {queue.NOTIFY} FROM job) "
+            "AS woken) AS notified"
+        ).bindparams(
+            *rows.typed_parameters(_PAYMENTS, columns),
+            bindparam("event_data", type_=Event.data.type),
+        )
+    )
 
 
 def _payment_url(base_url: str | None, payment_id: uuid.UUID) -> str:
@@ -224,7 +215,7 @@ class PaymentService:
         reply: Reply[Answer],
     ) -> Answer:
         """`record` then `initiate` of a payment whose operator decided before it was
-        recorded, in one statement (see `_DECIDED`): the same row, money and event. Written
+        recorded, in one statement (see `_decided`): the same row, money and event. Written
         last, after its answer is built (see `create`); nothing is written when
         `external_id` is already taken, and the first payment is the answer."""
         values = self._values(
@@ -239,7 +230,7 @@ class PaymentService:
             answer=answer,
         )
         # The row as PostgreSQL stores it, defaults included: the answer is built from it.
-        decided = Payment(**{_ATTRIBUTES.get(name, name): value for name, value in values.items()})
+        decided = rows.build(Payment, values)
         decided.amount_refunded = decided.plan_fee_amount = 0
         succeeded = answer.outcome is Outcome.SUCCEEDED
         parameters = values | events.emission(
@@ -263,7 +254,8 @@ class PaymentService:
         answered = reply(decided, True)
         # One statement, atomic on its own: outside a transaction (none has begun on this
         # path) it commits as it runs, with no BEGIN or COMMIT round trip.
-        if await _DECIDED[succeeded].fetchrow(session, parameters) is None:
+        decide = _decided(tuple(values), with_money=succeeded)
+        if await decide.fetchrow(session, parameters) is None:
             return await self._replayed(session, caller, body, reply)
         if not succeeded:
             raise PaymentFailed()  # keeps its writes: the payment is recorded failed

@@ -17,12 +17,12 @@ import contextlib
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
-from functools import partial
-from typing import Any
+from datetime import datetime, timedelta
+from functools import cache, partial
+from typing import Any, cast
 
 import asyncpg
-from sqlalchemy import bindparam, func, select, text
+from sqlalchemy import Table, bindparam, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -53,7 +53,7 @@ from cauri.ledger import service as ledger_service
 from cauri.ledger.movements import Holder, Movement
 from cauri.merchants.auth import Caller
 from cauri.merchants.contract import PAYOUT, read_terms
-from cauri.models import Event, Merchant, Payout, PayoutApproval, PlatformSettings, lookups
+from cauri.models import Event, Merchant, Payout, PayoutApproval, PlatformSettings, lookups, rows
 from cauri.models.payouts import APPROVAL_STATES
 from cauri.operators import catalogue
 from cauri.operators.catalogue import PaymentMode
@@ -64,34 +64,37 @@ from cauri.platform.service import fixed_column
 from cauri.runtime import Runtime
 from cauri.worker import queue
 
+_PAYOUTS = cast(Table, Payout.__table__)
+
+
 # A payout its operator paid before it was recorded (the simulator, `decides_offline`): its
 # row, the balance's debit with its ledger transaction, and its event, in ONE statement run
 # outside the request's transaction when none has begun (a third party's test payout), so
 # that the balance's row is locked for that statement and its commit only
 # (`ledger.service.debit_after`). Nothing is written when `external_id` is taken (no row
-# returned) or the balance does not cover it (the statement fails). The worker is woken as
-# for a payment (cauri.payments.service).
-_PAID_COLUMNS = (
-    "reference", "merchant_id", "livemode", "external_id", "status", "amount", "fee_amount",
-    "currency", "operator", "phone_number", "third_party", "beneficiary_name", "reason",
-    "metadata", "approval", "debited", "operator_reference", "failure_reason", "created_at",
-    "updated_at", "completed_at",
-)  # fmt: skip
-_ATTRIBUTES = {"metadata": "metadata_"}
-_PAID = Prepared(
-    text(
-        f"WITH pyo AS (INSERT INTO payouts ({', '.join(_PAID_COLUMNS)}) "  # noqa: S608
-        f"VALUES ({', '.join(':' + name for name in _PAID_COLUMNS)}) "
+# returned) or the balance does not cover it (the statement fails). The row's columns are
+# those `_row` describes, as on the path that records it first; the worker is woken as for a
+# payment (cauri.payments.service). Compiled once per shape of row.
+@cache
+def _paid(columns: tuple[str, ...]) -> Prepared:
+    pyo = rows.insert_cte(
+        "pyo",
+        _PAYOUTS,
+        columns,
         "ON CONFLICT (merchant_id, livemode, external_id) WHERE external_id IS NOT NULL "
-        "DO NOTHING RETURNING reference), "
-        f"{ledger_service.debit_after('pyo')}, {events.emission_after('pyo')} "
-        f"SELECT pyo.reference FROM pyo, (SELECT count(*) FROM (SELECT {queue.NOTIFY} FROM job) "
-        "AS woken) AS notified"
-    ).bindparams(
-        bindparam("metadata", type_=Payout.metadata_.type),
-        bindparam("event_data", type_=Event.data.type),
+        "DO NOTHING RETURNING reference",
     )
-)
+    return Prepared(
+        text(
+            f"WITH {pyo}, {ledger_service.debit_after('pyo')}, "  # noqa: S608
+            f"{events.emission_after('pyo')} SELECT pyo.reference FROM pyo, "
+            f"(SELECT count(*) FROM (SELECT {queue.NOTIFY} FROM job) AS woken) AS notified"
+        ).bindparams(
+            *rows.typed_parameters(_PAYOUTS, columns),
+            bindparam("event_data", type_=Event.data.type),
+        )
+    )
+
 
 PAYOUT_MIN = 10
 PAYOUT_MAX = 1_000_000
@@ -155,6 +158,35 @@ def _check_bounds(amount: int, fee: int, currency: str) -> None:
         )
 
 
+def _row(
+    caller: Caller,
+    body: PayoutCreate,
+    beneficiary: Beneficiary,
+    amount: int,
+    fee: int,
+    now: datetime,
+) -> dict[str, Any]:
+    """The new payout's row, by column: what both paths write (`create`, `_paid_at_once`)."""
+    return {
+        "reference": prefixed("pyo"),
+        "merchant_id": caller.merchant_id,
+        "livemode": caller.livemode,
+        "external_id": body.external_id,
+        "status": Outcome.PENDING.value,
+        "amount": amount,
+        "fee_amount": fee,
+        "currency": beneficiary.mode.currency,
+        "operator": beneficiary.mode.operator,
+        "phone_number": beneficiary.phone_number,
+        "third_party": beneficiary.third_party,
+        "beneficiary_name": body.beneficiary_name,
+        "reason": body.reason,
+        "metadata": body.metadata,
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
 class PayoutService:
     async def create(
         self, session: AsyncSession, runtime: Runtime, caller: Caller, body: PayoutCreate
@@ -168,37 +200,12 @@ class PayoutService:
             raise InvalidRequest("Les transferts ne sont pas ouverts sur ce compte.")
         fee = terms.fee(amount, currency)
         _check_bounds(amount, fee, currency)
-        now = runtime.clock.now()
-        values: dict[str, Any] = {
-            "reference": prefixed("pyo"),
-            "merchant_id": caller.merchant_id,
-            "livemode": caller.livemode,
-            "external_id": body.external_id,
-            "status": Outcome.PENDING.value,
-            "amount": amount,
-            "fee_amount": fee,
-            "currency": currency,
-            "operator": beneficiary.mode.operator,
-            "phone_number": beneficiary.phone_number,
-            "third_party": beneficiary.third_party,
-            "beneficiary_name": body.beneficiary_name,
-            "reason": body.reason,
-            "metadata_": body.metadata,
-            "created_at": now,
-            "updated_at": now,
-        }
+        row = _row(caller, body, beneficiary, amount, fee, runtime.clock.now())
         if merchant is None:  # no cap and no approval applies
-            paid = await self._paid_at_once(session, runtime, caller, values)
+            paid = await self._paid_at_once(session, runtime, caller, row)
             if paid is not None:
                 return paid
-        statement = insert(Payout).values(values)
-        if body.external_id is not None:
-            # A concurrent replay waits on the unique index, then finds the first one.
-            statement = statement.on_conflict_do_nothing(
-                index_elements=[Payout.merchant_id, Payout.livemode, Payout.external_id],
-                index_where=Payout.external_id.is_not(None),
-            )
-        payout = (await session.scalars(statement.returning(Payout))).one_or_none()
+        payout = await self._record(session, row)
         if payout is None:
             return await self.get(session, caller, body.external_id or ""), False
         if merchant is not None:
@@ -210,32 +217,43 @@ class PayoutService:
         await self._initiate(session, runtime, payout)
         return payout, True
 
+    async def _record(self, session: AsyncSession, row: dict[str, Any]) -> Payout | None:
+        """Inserts the payout `row` describes, pending; None when its `external_id` is
+        taken (a concurrent replay waits on the unique index, then finds the first one)."""
+        statement = insert(Payout).values(rows.attributes(Payout, row))
+        if row["external_id"] is not None:
+            statement = statement.on_conflict_do_nothing(
+                index_elements=[Payout.merchant_id, Payout.livemode, Payout.external_id],
+                index_where=Payout.external_id.is_not(None),
+            )
+        return (await session.scalars(statement.returning(Payout))).one_or_none()
+
     async def _paid_at_once(
-        self, session: AsyncSession, runtime: Runtime, caller: Caller, values: dict[str, Any]
+        self, session: AsyncSession, runtime: Runtime, caller: Caller, row: dict[str, Any]
     ) -> tuple[Payout, bool] | None:
         """A payout its operator pays as soon as it is asked, offline (the simulator), asked
         before anything is written: recorded `succeeded` with its debit and its event in one
-        statement (`_PAID`), or, when the balance does not cover it, 402
+        statement (`_paid`), or, when the balance does not cover it, 402
         insufficient_funds with nothing written. None: any other answer or operator, for
         the path that records the payout first."""
-        payout = Payout(**values)
-        adapter = runtime.operators.in_process(payout.operator, payout.livemode)
+        adapter = runtime.operators.in_process(row["operator"], row["livemode"])
         if adapter is None or not adapter.decides_offline:
             return None
-        answer = await adapter.disburse(lifecycle.disbursement(payout))
+        answer = await adapter.disburse(lifecycle.disbursement(rows.build(Payout, row)))
         if answer.outcome is not Outcome.SUCCEEDED:
             return None
-        now = payout.updated_at
-        payout.status = answer.outcome.value
-        payout.operator_reference = answer.operator_reference
-        payout.failure_reason = answer.reason
-        payout.approval = None
-        payout.debited = True
-        payout.completed_at = now
-        parameters = {
-            column: getattr(payout, _ATTRIBUTES.get(column, column)) for column in _PAID_COLUMNS
+        now = row["updated_at"]
+        # What the other path's `_initiate` leaves on the row once paid.
+        row = row | {
+            "status": answer.outcome.value,
+            "operator_reference": answer.operator_reference,
+            "failure_reason": answer.reason,
+            "approval": None,
+            "debited": True,
+            "completed_at": now,
         }
-        parameters |= events.emission(
+        payout = rows.build(Payout, row)
+        parameters = row | events.emission(
             event_id=uuid.uuid4(),
             merchant_id=payout.merchant_id,
             livemode=payout.livemode,
@@ -245,7 +263,7 @@ class PayoutService:
         )
         parameters |= _FLOW.paid_with(payout, now)
         try:
-            written = await _PAID.fetchrow(session, parameters)
+            written = await _paid(tuple(row)).fetchrow(session, parameters)
         except asyncpg.PostgresError as error:
             if error.sqlstate == ledger_service.NOT_COVERED:
                 raise InsufficientFunds() from error
