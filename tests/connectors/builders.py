@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,8 +15,9 @@ from cauri.kit.db import unit_of_work
 from cauri.operators.config import ConnectorConfig, ConnectorKind
 from cauri.operators.protocol import CheckReport, Disbursement, OperatorResult
 from cauri.runtime import Runtime
+from tests import cli
+from tests.cli import CliResult
 from tests.conftest import TEST_SECRET_KEY
-from tests.foundation.builders import CAURI, CliResult
 from tests.payments.builders import FakeLiveOperator
 
 SECRET = "tok-7f3c9a-never-shown"
@@ -121,22 +120,13 @@ async def in_session(runtime: Runtime, work: Any) -> Any:
         return await work(session_)
 
 
-async def cauri(database_url: str, *args: str, stdin: bytes | None = None, **env: str) -> CliResult:
-    """The installed `cauri` command with CAURI_SECRET_KEY (and `env`, CAURI_… names)."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("CAURI_")}
-    environment["CAURI_DATABASE_URL"] = database_url.replace(
-        "postgresql+asyncpg://", "postgresql://", 1
-    )
-    environment["CAURI_SECRET_KEY"] = TEST_SECRET_KEY
-    environment |= {f"CAURI_{k.upper()}": v for k, v in env.items()}
-    process = await asyncio.create_subprocess_exec(
-        str(CAURI),
-        *args,
-        env=environment,
-        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    stdout, stderr = await asyncio.wait_for(process.communicate(stdin), timeout=60)
-    assert process.returncode is not None
-    return CliResult(process.returncode, stdout.decode(), stderr.decode())
+async def cauri(
+    database_url: str, *args: str, stdin: bytes | None = None, process: bool = False, **env: str
+) -> CliResult:
+    """`cauri ARGS` with CAURI_SECRET_KEY (and `env`, CAURI_… names) on the test database."""
+    settings = {
+        "CAURI_DATABASE_URL": database_url.replace("postgresql+asyncpg://", "postgresql://", 1),
+        "CAURI_SECRET_KEY": TEST_SECRET_KEY,
+    } | {f"CAURI_{k.upper()}": v for k, v in env.items()}
+    typed = None if stdin is None else stdin.decode()
+    return await cli.run(*args, env=settings, stdin=typed, process=process)

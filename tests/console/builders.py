@@ -19,8 +19,9 @@ from cauri.kit.clock import Clock, SystemClock
 from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
 from cauri.staff import accounts, totp
+from tests.cli import CliResult
 from tests.conftest import TEST_SECRET_KEY
-from tests.foundation.builders import CliResult, run_cli
+from tests.foundation.builders import run_cli
 from tests.support import ServerThread
 
 PASSWORD = "correct horse battery staple"

@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import json
-import os
-import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,6 +11,8 @@ from fastapi import FastAPI
 
 from cauri.app import create_app
 from cauri.runtime import Runtime
+from tests import cli
+from tests.cli import CliResult
 from tests.conftest import TEST_SECRET_KEY
 
 API = "/api/v1"
@@ -41,34 +37,6 @@ def open_live_mode(runtime: Runtime, operator: str = "mtn") -> None:
     runtime.operators.live_adapters[operator] = runtime.operators.simulator
 
 
-@dataclass(frozen=True)
-class CliResult:
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> dict[str, Any]:
-        assert self.exit_code == 0, self.stderr
-        data: dict[str, Any] = json.loads(self.stdout)
-        return data
-
-    def rows(self) -> list[dict[str, Any]]:
-        """The JSON array a listing command prints."""
-        assert self.exit_code == 0, self.stderr
-        data: list[dict[str, Any]] = json.loads(self.stdout)
-        return data
-
-    def error(self) -> dict[str, Any]:
-        """The error envelope a refused command prints on stderr (and nothing else there)."""
-        assert self.exit_code != 0, self.stdout
-        assert "Traceback" not in self.stderr, self.stderr
-        envelope: dict[str, Any] = json.loads(self.stderr)
-        assert envelope["success"] is False
-        error: dict[str, Any] = envelope["error"]
-        return error
-
-
-CAURI = Path(sys.executable).parent / "cauri"
 # What a command that writes a secret at rest needs (a merchant's webhook secrets).
 KEYED = {"CAURI_SECRET_KEY": TEST_SECRET_KEY}
 
@@ -78,22 +46,10 @@ async def run_cli(
     *args: str,
     env_vars: Mapping[str, str] | None = None,
     stdin: str | None = None,
+    process: bool = False,
 ) -> CliResult:
-    """Runs the installed `cauri` command against the test database, as an operator would;
-    `env_vars`: other CAURI_* settings (CAURI_DATABASE_URL too, to reach it otherwise);
-    `stdin`: what is typed or piped in."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CAURI_")}
-    env["CAURI_DATABASE_URL"] = database_url.replace("postgresql+asyncpg://", "postgresql://", 1)
-    env |= env_vars or {}
-    process = await asyncio.create_subprocess_exec(
-        str(CAURI),
-        *args,
-        env=env,
-        stdin=None if stdin is None else asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    typed = None if stdin is None else stdin.encode()
-    stdout, stderr = await asyncio.wait_for(process.communicate(typed), timeout=60)
-    assert process.returncode is not None
-    return CliResult(process.returncode, stdout.decode(), stderr.decode())
+    """`cauri ARGS` against the test database, as an operator would run it; `env_vars`: other
+    CAURI_* settings (CAURI_DATABASE_URL too, to reach it otherwise); `stdin`: what is typed
+    or piped in; `process`: as the installed program (tests/cli.py)."""
+    env = {"CAURI_DATABASE_URL": database_url.replace("postgresql+asyncpg://", "postgresql://", 1)}
+    return await cli.run(*args, env=env | dict(env_vars or {}), stdin=stdin, process=process)

@@ -11,7 +11,8 @@ import pytest
 
 from cauri.cli import app
 from cauri.cli.lazy import Entry, LazyGroup
-from tests.foundation.builders import CAURI, run_cli
+from tests.cli import CAURI
+from tests.foundation.builders import run_cli
 
 HEAVY = ("sqlalchemy", "fastapi", "alembic", "asyncpg", "httpx", "pydantic")
 

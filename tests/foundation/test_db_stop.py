@@ -3,8 +3,6 @@ data (the next command starts it again), and refuses to touch a configured datab
 
 from __future__ import annotations
 
-import asyncio
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -14,7 +12,7 @@ import asyncpg
 import pytest
 
 from cauri.kit import embedded_pg
-from tests.foundation.builders import CAURI
+from tests import cli
 from tests.foundation.test_embedded_pg import connection_parameters
 
 
@@ -31,17 +29,8 @@ def data_dir() -> Iterator[Path]:
 
 
 async def cauri(*args: str, **env: str) -> tuple[int, str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("CAURI_")}
-    process = await asyncio.create_subprocess_exec(
-        str(CAURI),
-        *args,
-        env=base | env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
-    assert process.returncode is not None
-    return process.returncode, stdout.decode(), stderr.decode()
+    result = await cli.run(*args, env=env, stdin=None, process=False)
+    return result.exit_code, result.stdout, result.stderr
 
 
 async def connect(data_dir: Path, url: str) -> asyncpg.Connection:

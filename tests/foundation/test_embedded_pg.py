@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 from cauri.kit import embedded_pg
-from tests.foundation.builders import CAURI
+from tests.cli import CAURI
 
 AS_ROOT = os.geteuid() == 0
 

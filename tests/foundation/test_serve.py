@@ -14,8 +14,9 @@ import httpx
 import pytest
 from sqlalchemy.engine import make_url
 
+from tests.cli import CAURI
 from tests.conftest import TEST_SECRET_KEY
-from tests.foundation.builders import CAURI, run_cli
+from tests.foundation.builders import run_cli
 from tests.payments.test_public_url import non_loopback_address
 from tests.support import free_port
 
@@ -73,7 +74,9 @@ def starting(stdout: str) -> dict[str, str]:
 async def test_serve_off_loopback_without_public_url_refuses_to_start(
     database_url: str, host: str
 ) -> None:
-    result = await run_cli(database_url, "serve", "--host", host, "--port", str(free_port()))
+    result = await run_cli(
+        database_url, "serve", "--host", host, "--port", str(free_port()), process=True
+    )
     assert result.exit_code == 2
     assert "CAURI_PUBLIC_URL is required" in result.stderr
     assert "Traceback" not in result.stderr
@@ -92,6 +95,7 @@ async def test_serve_off_loopback_without_secret_key_refuses_to_start(
         "--port",
         str(free_port()),
         env_vars={"CAURI_PUBLIC_URL": "https://pay.cauri.example"},
+        process=True,
     )
     assert result.exit_code == 2
     assert "CAURI_SECRET_KEY is required off loopback" in result.stderr

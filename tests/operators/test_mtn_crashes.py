@@ -18,9 +18,9 @@ from sqlalchemy import text
 
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
+from tests.cli import CAURI
 from tests.conftest import TEST_SECRET_KEY
 from tests.fakes.mtn_momo import MtnMomoFake
-from tests.foundation.builders import CAURI
 from tests.operators.mtn_live import NUMBER, mtn_fake, wire
 from tests.payments.builders import merchant_available
 from tests.payouts.builders import PAYOUTS, approve, set_limits, top_up

@@ -8,12 +8,8 @@ with a fake network) performs.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,27 +17,15 @@ import httpx
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
+from tests.foundation.builders import run_cli
 from tests.payments.builders import events_of
 from tests.payouts.builders import BALANCE, PAYOUTS, create, live_operator, top_up
 from tests.support import MerchantKeys, make_merchant
 
-CAURI = Path(sys.executable).parent / "cauri"
-
 
 async def cauri(database_url: str, *args: str) -> tuple[int, str, str]:
-    env = os.environ | {
-        "CAURI_DATABASE_URL": database_url.replace("postgresql+asyncpg://", "postgresql://", 1)
-    }
-    process = await asyncio.create_subprocess_exec(
-        str(CAURI),
-        *args,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await process.communicate()
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
+    result = await run_cli(database_url, *args)
+    return result.exit_code, result.stdout, result.stderr
 
 
 async def cauri_json(database_url: str, *args: str) -> dict[str, Any]:

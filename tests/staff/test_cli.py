@@ -10,9 +10,10 @@ import pyotp
 
 from cauri.config import Settings
 from cauri.runtime import Runtime
+from tests.cli import CliResult
 from tests.conftest import TEST_SECRET_KEY
 from tests.console.builders import NEW_PASSWORD, ConsoleClient
-from tests.foundation.builders import CliResult, run_cli
+from tests.foundation.builders import run_cli
 from tests.support import ServerThread, scalar
 
 KEY = {"CAURI_SECRET_KEY": TEST_SECRET_KEY}
