@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from cauri import jobs
+from cauri import jobs, wiring
 from cauri.balance.endpoints import router as balance_router
 from cauri.calls.endpoints import router as callbacks_router
 from cauri.catalogue.endpoints import router as catalogue_router
@@ -40,6 +40,8 @@ OPENAPI_URL = f"{API_PREFIX}/openapi.json"
 
 
 def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
+    wiring.wire()
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         stop = asyncio.Event()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from cauri import wiring
 from cauri.calls.tasks import JOBS as CALL_JOBS
 from cauri.payments.tasks import JOBS as PAYMENT_JOBS
 from cauri.payouts.tasks import JOBS as PAYOUT_JOBS
@@ -26,6 +27,7 @@ ALL: tuple[Job[Any], ...] = (
 
 def handlers(extra: Iterable[Job[Any]] = ()) -> Mapping[str, Handler]:
     """By kind name; `extra` adds kinds (tests run slow ones in a real worker process)."""
+    wiring.wire()  # the jobs settle rows through the call protocol
     every = (*ALL, *extra)
     table = {job.kind.name: job.run for job in every}
     assert len(table) == len(every), "a job kind is declared twice"

@@ -6,7 +6,7 @@ and committed; then it is sent with no transaction open and no row locked; its a
 recorded (every exchange, secrets already removed by the adapter) and applied in a new
 transaction. A final status is set once: whichever of the call, a status query or a
 verified callback gets there first settles the operation and hands the outcome to its
-subject's domain (`register`); the others change nothing.
+subject's domain (`wire`); the others change nothing.
 
 An answer that says nothing (timeout, reset, 5xx, 429) leaves the operation pending: status
 queries follow on a schedule (CAURI_OPERATOR_POLL_DELAYS, then every
@@ -23,7 +23,7 @@ from __future__ import annotations
 import hmac
 import json
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
@@ -73,11 +73,9 @@ class UnreadableCallback(Unauthorized):
 # What a subject's domain does with a settled or still pending answer about it: locks its
 # row and applies the answer if the row still waits for one.
 Apply = Callable[[AsyncSession, Runtime, str, OperatorResult], Awaitable[None]]
-_APPLY: dict[str, Apply] = {}
 # Whether a subject's row still waits for an operator's answer. A request the operator never
 # got is sent again only for a row that waits: money is never sent for a row already ended.
 Waiting = Callable[[AsyncSession, str], Awaitable[bool]]
-_WAITING: dict[str, Waiting] = {}
 
 
 @dataclass(frozen=True)
@@ -86,11 +84,30 @@ class Subject:
     reference: str
 
 
-def register(kind: str, apply: Apply, waiting: Waiting) -> None:
-    """A domain says how an operator's answer about one of its rows is applied, and how to
-    tell that the row still waits for one."""
-    _APPLY[kind] = apply
-    _WAITING[kind] = waiting
+@dataclass(frozen=True)
+class SubjectKind:
+    """How a domain takes an operator's answer about one of its rows (`apply`), and how to
+    tell that the row still waits for one (`waiting`)."""
+
+    kind: str
+    apply: Apply
+    waiting: Waiting
+
+
+_KINDS: dict[str, SubjectKind] = {}
+
+
+def wire(kinds: Iterable[SubjectKind]) -> None:
+    """The domains whose rows operators answer about: wired once at start-up by the
+    composition root (cauri.wiring), since this protocol imports no domain."""
+    _KINDS.update((kind.kind, kind) for kind in kinds)
+
+
+def _kind(name: str) -> SubjectKind:
+    try:
+        return _KINDS[name]
+    except KeyError:
+        raise RuntimeError(f"no domain wired for {name!r}: cauri.wiring.wire() first") from None
 
 
 async def recorded(session: AsyncSession, subject: Subject, action: Action) -> bool:
@@ -133,7 +150,7 @@ async def engage(
     """
     if routed.adapter.decides_offline:
         result = await requests.send(routed.adapter, action, request)
-        await _APPLY[subject.kind](session, runtime, subject.reference, result)
+        await _kind(subject.kind).apply(session, runtime, subject.reference, result)
         return result
     operation_id = await _record(session, runtime, routed, subject, action, request)
     if operation_id is None:
@@ -275,7 +292,7 @@ async def _settle(
                     )
                 )
             ).one()
-            await _APPLY[kind](session, runtime, reference, result)
+            await _kind(kind).apply(session, runtime, reference, result)
             await session.flush()
         return
     settled = (
@@ -297,7 +314,7 @@ async def _settle(
     if settled is None:
         return  # settled already, by another answer
     subject, subject_ref = settled
-    await _APPLY[subject](session, runtime, subject_ref, result)
+    await _kind(subject).apply(session, runtime, subject_ref, result)
 
 
 # The kinds of request an operator may report for each action: one that cannot refund the
@@ -400,7 +417,7 @@ async def poll(
         connector = routed.connector
         result = await requests.status(routed.adapter, action, request)
         if result.unknown_reference:
-            if await _WAITING[subject.kind](session, subject.reference):
+            if await _kind(subject.kind).waiting(session, subject.reference):
                 # The operator never got it (we died before sending, or it was lost on the
                 # way): the same request again, under the same reference.
                 exchanges = result.exchanges
@@ -509,52 +526,17 @@ async def receive_callback(
     signed one that contradicts the recorded request (its amount, currency or kind) flags
     the operation for a person, both sides recorded. One about no pending operation of this
     connector (unknown, already settled, a duplicate) changes nothing."""
-    # An adapter registered in process is called back under its operator code.
-    routed = await runtime.operators.by_name(session, connector) or await runtime.operators.by_name(
-        session, ADAPTER_PREFIX + connector
-    )
-    if routed is None or routed.adapter.decides_offline:
-        raise NotFound("Aucun opérateur configuré sous ce nom.")
+    routed = await _connector(session, runtime, connector)
     await session.commit()  # nothing is held while the notice is verified
     update_ = await routed.adapter.parse_callback(notice)
     named = reference or (update_.reference if update_ else None)
-    operation_id = parse_uuid(named) if named else None
-    operation = (
-        (
-            await session.scalars(
-                select(OperatorOperation).where(
-                    OperatorOperation.id == operation_id,
-                    OperatorOperation.connector == routed.connector,
-                )
-            )
-        ).one_or_none()
-        if operation_id
-        else None
-    )
+    operation = await _operation(session, routed.connector, named)
     refusal = _refusal(update_, operation)
-    body = notice.body.decode("utf-8", "replace")
-    await _exchanges(
-        session,
-        runtime,
-        routed.connector,
-        operation.id if operation else None,
-        (
-            Exchange(
-                action="callback",
-                method=notice.method,
-                url=urlsplit(notice.url).path[:REFUSED_KEPT],
-                request_body=body[: REFUSED_KEPT if refusal else MAX_RECORDED],
-                response_status=None,
-                response_body=None,
-                duration_ms=0,
-            ),
-        ),
-    )
+    await _record_notice(session, runtime, routed.connector, operation, notice, refusal)
     if refusal is not None:
         raise refusal
-    if operation is None or operation.status != "pending":
+    if update_ is None or operation is None or operation.status != "pending":
         return  # authentic, about nothing Cauri asked (acknowledged), or settled already
-    assert update_ is not None  # else refused
     # An unsigned notice could be anyone's: only a signed one's contradiction is a fact.
     signed = update_.verified and _tells_what(update_.result)
     if signed and await _contradicted(session, runtime, operation.id, update_.result):
@@ -565,6 +547,56 @@ async def receive_callback(
         livemode=True,
         now=runtime.clock.now(),
     )
+
+
+async def _connector(session: AsyncSession, runtime: Runtime, connector: str) -> Routed:
+    """The connector a notification is addressed to; an adapter registered in process is
+    called back under its operator code. 404 for any other name, and for the simulator."""
+    routed = await runtime.operators.by_name(session, connector) or await runtime.operators.by_name(
+        session, ADAPTER_PREFIX + connector
+    )
+    if routed is None or routed.adapter.decides_offline:
+        raise NotFound("Aucun opérateur configuré sous ce nom.")
+    return routed
+
+
+async def _operation(
+    session: AsyncSession, connector: str, reference: str | None
+) -> OperatorOperation | None:
+    """The operation of `connector` a notification names, if any."""
+    operation_id = parse_uuid(reference) if reference else None
+    if operation_id is None:
+        return None
+    return (
+        await session.scalars(
+            select(OperatorOperation).where(
+                OperatorOperation.id == operation_id, OperatorOperation.connector == connector
+            )
+        )
+    ).one_or_none()
+
+
+async def _record_notice(
+    session: AsyncSession,
+    runtime: Runtime,
+    connector: str,
+    operation: OperatorOperation | None,
+    notice: Notice,
+    refusal: Exception | None,
+) -> None:
+    """The notification on record, whatever it says; a refused one's body cut to
+    REFUSED_KEPT characters."""
+    body = notice.body.decode("utf-8", "replace")
+    exchange = Exchange(
+        action="callback",
+        method=notice.method,
+        url=urlsplit(notice.url).path[:REFUSED_KEPT],
+        request_body=body[: REFUSED_KEPT if refusal else MAX_RECORDED],
+        response_status=None,
+        response_body=None,
+        duration_ms=0,
+    )
+    await _exchanges(session, runtime, connector, operation.id if operation else None, (exchange,))
 
 
 def _refusal(

@@ -61,10 +61,13 @@ def in_transaction(work: Callable[[AsyncSession, Runtime], Awaitable[T]]) -> T:
     on stderr as the API's error envelope, exit 1."""
     import asyncio
 
+    from cauri import wiring
     from cauri.config import get_settings
     from cauri.kit.db import unit_of_work
     from cauri.kit.errors import CauriError
     from cauri.runtime import Runtime
+
+    wiring.wire()  # a command may send money, or settle what an operator answered
 
     async def run() -> T:
         runtime = Runtime.build(get_settings(), url=resolved_url())

@@ -357,9 +357,6 @@ def exchanges_settle(
     except ValueError:
         raise typer.BadParameter("an operation id (a UUID)", param_hint="OPERATION_ID") from None
 
-    # Every domain, and with it how each applies an operator's answer (calls.register).
-    import cauri.jobs  # noqa: F401
-
     async def work(session: AsyncSession, runtime: Runtime) -> None:
         await actions.settle_operation(
             session, runtime, Actor.cli(), operation, Outcome(outcome), reason

@@ -145,8 +145,8 @@ def _payment_url(base_url: str | None, payment_id: uuid.UUID) -> str:
     return f"{base_url.rstrip('/')}/pay/{payment_id}"
 
 
-# What becomes of an instalment's money: the plans domain says (it registers itself here, so
-# that payments need not know plans).
+# What becomes of an instalment's money: the plans domain says, wired by the composition root
+# (cauri.wiring) so that payments need not know plans.
 InstalmentSettled = Callable[[AsyncSession, Runtime, Payment, Outcome], Awaitable[None]]
 
 Answer = TypeVar("Answer")
@@ -502,7 +502,7 @@ class PaymentService:
         if payment.plan_id is not None:
             # An instalment's money goes to its plan's escrow, and may complete the plan.
             if self.instalment_settled is None:
-                raise RuntimeError("the plans domain is not loaded: an instalment cannot settle")
+                raise RuntimeError("no plans domain wired: cauri.wiring.wire() first")
             await self.instalment_settled(session, runtime, payment, outcome)
         elif outcome is Outcome.SUCCEEDED:
             await self._book(session, payment, now)
@@ -657,4 +657,5 @@ async def _waiting(session: AsyncSession, reference: str) -> bool:
     return status == Outcome.PENDING
 
 
-calls.register("payment", _apply_answer, _waiting)
+# Wired by the composition root (cauri.wiring): the call protocol imports no domain.
+SUBJECT = calls.SubjectKind("payment", _apply_answer, _waiting)

@@ -566,4 +566,5 @@ async def _apply_answer(
         )
 
 
-calls.register("payout", _apply_answer, _FLOW.waiting)
+# Wired by the composition root (cauri.wiring): the call protocol imports no domain.
+SUBJECT = calls.SubjectKind("payout", _apply_answer, _FLOW.waiting)

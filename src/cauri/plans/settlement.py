@@ -48,7 +48,6 @@ from cauri.models import InstallmentPlan, Payment, PlanRefund, lookups
 from cauri.models.plans import PlanResolution, PlanStatus
 from cauri.operators import catalogue
 from cauri.operators.protocol import OperatorResult, Outcome
-from cauri.payments.service import payments
 from cauri.plans import jobs
 from cauri.runtime import Runtime
 
@@ -419,5 +418,6 @@ def _fail(plan: InstallmentPlan, reason: str) -> None:
     plan.refund_failure_reason = reason
 
 
-calls.register(_FLOW.kind, _apply_answer, _FLOW.waiting)
-payments.instalment_settled = instalment_settled
+# Wired by the composition root (cauri.wiring), as `instalment_settled` for payments: the
+# call protocol imports no domain, and payments import no plan.
+REFUND_SUBJECT = calls.SubjectKind(_FLOW.kind, _apply_answer, _FLOW.waiting)

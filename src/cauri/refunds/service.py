@@ -420,4 +420,5 @@ async def _apply_answer(
         await _FLOW.apply(session, runtime, refund, result, finish)
 
 
-calls.register("refund", _apply_answer, _FLOW.waiting)
+# Wired by the composition root (cauri.wiring): the call protocol imports no domain.
+SUBJECT = calls.SubjectKind("refund", _apply_answer, _FLOW.waiting)
