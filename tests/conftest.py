@@ -15,6 +15,7 @@ import structlog
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from cauri import wiring
 from cauri.app import create_app
 from cauri.config import Settings
 from cauri.jobs import handlers
@@ -38,6 +39,10 @@ structlog.configure(
     ],
     logger_factory=structlog.WriteLoggerFactory(file=sys.__stderr__),
 )
+
+
+# Tests call the services without an app or a worker too.
+wiring.wire()
 
 
 @pytest.fixture(scope="session")
