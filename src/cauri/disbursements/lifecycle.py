@@ -5,23 +5,23 @@ A row is debited when it is sent and re-credited only on a definitive failure; w
 money is out is the row's `debited` answer (a held payout and one refused at initiation
 never were).
 
-With an offline adapter (the test-mode simulator) the debit and the operator's first answer
-stand or fall together: the adapter is asked first, a refusal writes no debit (no debit and
-reversal pair either), and an acceptance is applied with the debit written last, in the same
-transaction, so that the balance's row is locked for two statements and the commit.
-Through an operator's network the call protocol holds no lock across the call
-(cauri.calls): the debit is committed with the row before the request leaves, and a
-refusal, then or later, is undone by the reverse movement; an unknown outcome keeps the
-money out until the operator's answer is known.
+`Flow.initiate` is the one way a row is sent: its route, then (offline) the adapter's answer,
+then the debit, at one point for every operator, then the answer applied. With an offline
+adapter (the test-mode simulator) the adapter is asked before the debit, so that a refusal
+writes no debit (no debit and reversal pair either). Through an operator's network the call
+protocol holds no lock across the call (cauri.calls): the debit is committed with the row
+before the request leaves, and a refusal, then or later, is undone by the reverse movement;
+an unknown outcome keeps the money out until the operator's answer is known.
 """
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -79,6 +79,10 @@ def disbursement(row: Disbursed) -> Disbursement:
     )
 
 
+def _no_fee(row: Disbursed) -> int:
+    return 0
+
+
 @dataclass(frozen=True)
 class Flow(Generic[Row]):
     """What differs between payouts, refunds and plan refunds; the mechanism is the
@@ -91,14 +95,14 @@ class Flow(Generic[Row]):
     action: Action  # which route carries it
     check_job: JobKind[RowJob]  # the simulator's delayed outcome
     source: Callable[[Row], Holder]  # whose money it is
-    fee: Callable[[Row], int]  # what the platform keeps on top of `amount`
-    request: Callable[[Row], Disbursement]  # what the operator is asked to send
+    failure: type[CauriError]  # the 402 when it cannot be sent: payout_failed, refund_failed
+    unavailable: str  # its message when no operator can send it
+    fee: Callable[[Row], int] = _no_fee  # what the platform keeps on top of `amount`
+    request: Callable[[Row], Disbursement] = disbursement  # what the operator is asked to send
     # The event's data; None: the row emits no event (a plan's cancellation refund: the
     # spec has no event for it).
-    describe: Callable[[Row], dict[str, Any]] | None
-    failure: type[CauriError]  # the 402 when it cannot be sent: payout_failed, refund_failed
-    unavailable: str  # its message when no adapter can send it
-    refused: str | None  # its message when the operator refuses at once (None: the default)
+    describe: Callable[[Row], dict[str, Any]] | None = None
+    refused: str | None = None  # its message when the operator refuses at once (None: default)
     # A merchant's request on a closed route is refused at once (payouts, refunds); a plan's
     # refund, owed whatever happens, is sent and waits for the route instead.
     refused_when_closed: bool = True
@@ -130,52 +134,80 @@ class Flow(Generic[Row]):
     async def debit(self, session: AsyncSession, row: Row, at: datetime) -> None:
         """Takes the row's money out: the source must cover it, else 402
         insufficient_funds with nothing written."""
-        await self._take(session, row, at)
-        row.debited = True
-
-    async def _take(self, session: AsyncSession, row: Row, at: datetime) -> None:
         try:
             await movements.disbursed(session, self._disbursal(row), at)
         except Overdraft as exc:
             raise InsufficientFunds() from exc
+        row.debited = True
 
     async def initiate(
         self, session: AsyncSession, runtime: Runtime, row: Row, finish: Finish
     ) -> None:
-        """Debits, sends and applies the operator's first answer. A balance that does not
-        cover it is 402 insufficient_funds, whatever the operator (DESIGN: payout checks
-        order). Offline, the adapter is asked first: an acceptance is applied and the debit
-        written last, so that the balance's lock is held for the debit and the commit only
-        (the caller rolls everything back on insufficient_funds); a refusal, or no operator
-        to send through, is finished failed with nothing taken, then raised (`failure`).
-        Through a network, the answer is applied by the call protocol; a refusal is raised
-        once the row is failed and re-credited."""
+        """Sends the row, in four steps whatever the operator:
+        1. its route: none, or closed for a merchant's request, is a refusal;
+        2. an offline adapter (the simulator) is asked now, and its refusal is a refusal;
+        3. the debit, the one point where the money leaves: the source must cover it, else
+           402 insufficient_funds (DESIGN: payout checks order), the caller rolls back;
+        4. the answer: through a network, the call protocol commits the debit with the
+           operation before the request leaves, and applies the answer (cauri.calls);
+           offline, the answer just given is applied.
+        A refusal finishes the row failed with nothing taken, then raises `failure` (a
+        source that would not have covered it is insufficient_funds first)."""
+        routed = await self._route(session, runtime, row)
+        if routed is None:
+            await self._refuse(session, row, finish, "operator_unavailable", self.unavailable)
+        answer = None
+        if routed.adapter.decides_offline:
+            answer = await requests.send(routed.adapter, self.action, self.request(row))
+            if answer.outcome is Outcome.FAILED:
+                await self._refuse(session, row, finish, answer.reason, self.refused)
+        await self.debit(session, row, runtime.clock.now())
+        if answer is None:
+            await self.send(session, runtime, routed, row)
+        else:
+            await self.apply(session, runtime, row, answer, finish)
+
+    async def _route(self, session: AsyncSession, runtime: Runtime, row: Row) -> Routed | None:
+        """The route that carries the row; None when there is none, or when it is closed
+        and the row is a merchant's request (refused at once rather than left waiting)."""
         routed = await runtime.operators.route(session, row.operator, self.action, row.livemode)
-        if routed is not None and not routed.adapter.decides_offline:
-            route = Route(routed.connector, row.operator, self.action.value)
-            if (
-                self.refused_when_closed
-                and await availability.state(session, runtime, route) is State.CLOSED
-            ):
-                # Down: refused at once, as with no route (the balance is checked first).
-                routed = None
-            else:
-                await self.debit(session, row, runtime.clock.now())
+        if routed is None or routed.adapter.decides_offline or not self.refused_when_closed:
+            return routed
+        route = Route(routed.connector, row.operator, self.action.value)
+        if await availability.state(session, runtime, route) is State.CLOSED:
+            return None
+        return routed
+
+    async def _refuse(
+        self,
+        session: AsyncSession,
+        row: Row,
+        finish: Finish,
+        reason: str | None,
+        message: str | None,
+    ) -> NoReturn:
+        """The row finished failed with nothing taken, then `failure` raised (its writes
+        kept); insufficient_funds instead when the source would not have covered it."""
+        if not await movements.covers(session, self._disbursal(row)):
+            raise InsufficientFunds()
+        await finish(Outcome.FAILED, reason)
+        raise self.failure(message)
+
+    async def send_debited(
+        self, session: AsyncSession, runtime: Runtime, row: Row, finish: Finish
+    ) -> None:
+        """Sends a row debited earlier (a payout held for approval, debited when approved),
+        from a job: with no route, it is finished failed (re-credited), never left debited
+        and unsent; a refusal is recorded the same way, with no one to answer."""
+        routed = await runtime.operators.route(session, row.operator, self.action, row.livemode)
+        if routed is None:
+            await finish(Outcome.FAILED, "operator_unavailable")
+        elif routed.adapter.decides_offline:
+            answer = await requests.send(routed.adapter, self.action, self.request(row))
+            await self.apply(session, runtime, row, answer, finish)
+        else:
+            with contextlib.suppress(self.failure):
                 await self.send(session, runtime, routed, row)
-                return
-        result = None
-        if routed is not None:
-            result = await requests.send(routed.adapter, self.action, self.request(row))
-        if result is None or result.outcome is Outcome.FAILED:
-            if not await movements.covers(session, self._disbursal(row)):
-                raise InsufficientFunds()
-            await finish(
-                Outcome.FAILED, "operator_unavailable" if result is None else result.reason
-            )
-            raise self.failure(self.unavailable if result is None else self.refused)
-        row.debited = True
-        await self.apply(session, runtime, row, result, finish)
-        await self._take(session, row, runtime.clock.now())
 
     async def send(self, session: AsyncSession, runtime: Runtime, routed: Routed, row: Row) -> None:
         """Sends a debited row through an operator's network (record → commit → call →

@@ -48,10 +48,12 @@ class Prepared:
         self.sql = compiled.string
         self._names: tuple[str, ...] = tuple(compiled.positiontup or ())
         self._processors: dict[str, Callable[[Any], Any]] = {}
-        for name, process in compiled._bind_processors.items():
-            # A sequence is a tuple parameter's processors: no statement here binds one.
-            assert callable(process), name
-            self._processors[name] = process
+        for name in self._names:
+            # The conversion SQLAlchemy applies to a value of this type (JSON serialized, …),
+            # asked of the dialect's own implementation of the type, as the docs say to.
+            process = compiled.binds[name].type.dialect_impl(_DIALECT).bind_processor(_DIALECT)
+            if process is not None:
+                self._processors[name] = process
 
     def _arguments(self, parameters: Mapping[str, Any]) -> list[Any]:
         arguments = []

@@ -13,7 +13,6 @@ currency) is paid on the approvals of two different people; nobody approves twic
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -114,6 +113,10 @@ def _source(payout: Payout) -> Holder:
     return movements.balance_of(payout.merchant_id, payout.livemode, payout.currency)
 
 
+def _fee(payout: Payout) -> int:
+    return payout.fee_amount
+
+
 # The debit: total_debited leaves the balance, the operator sends `amount`, the platform
 # keeps the fee.
 _FLOW = lifecycle.Flow(
@@ -122,12 +125,10 @@ _FLOW = lifecycle.Flow(
     action=Action.DISBURSE,
     check_job=jobs.CHECK_STATUS,
     source=_source,
-    fee=lambda payout: payout.fee_amount,
-    request=lifecycle.disbursement,
-    describe=payout_object,
     failure=PayoutFailed,
     unavailable="Le service de transfert de cet opérateur est indisponible.",
-    refused=None,
+    fee=_fee,
+    describe=payout_object,
 )
 
 
@@ -509,22 +510,8 @@ class PayoutService:
             return
         if await calls.recorded(session, calls.Subject(_FLOW.kind, reference), Action.DISBURSE):
             return
-        routed = await runtime.operators.route(
-            session, payout.operator, Action.DISBURSE, payout.livemode
-        )
-        if routed is None:
-            await self._finish(session, runtime, payout, Outcome.FAILED, "operator_unavailable")
-            return
-        if not routed.adapter.decides_offline:
-            # A refusal is recorded (the payout failed, re-credited): a job has no one to
-            # answer.
-            with contextlib.suppress(PayoutFailed):
-                await _FLOW.send(session, runtime, routed, payout)
-            return
-        result = await routed.adapter.disburse(lifecycle.disbursement(payout))
-        await _FLOW.apply(
-            session, runtime, payout, result, partial(self._finish, session, runtime, payout)
-        )
+        finish = partial(self._finish, session, runtime, payout)
+        await _FLOW.send_debited(session, runtime, payout, finish)
 
     async def check_status(self, session: AsyncSession, runtime: Runtime, reference: str) -> None:
         """Asks the operator again about a pending payout (a delayed outcome)."""

@@ -80,12 +80,8 @@ _FLOW = lifecycle.Flow(
     action=Action.DISBURSE,
     check_job=jobs.REFUND_STATUS,
     source=_refund_source,
-    fee=lambda refund: 0,
-    request=lifecycle.disbursement,
-    describe=None,
     failure=RefundFailed,
     unavailable="Le service de transfert de cet opérateur est indisponible ; rien n'a été débité.",
-    refused=None,
     refused_when_closed=False,
 )
 

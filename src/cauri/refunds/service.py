@@ -69,13 +69,11 @@ _FLOW = lifecycle.Flow(
     action=Action.REFUND,
     check_job=jobs.CHECK_STATUS,
     source=_source,
-    fee=lambda refund: 0,
-    request=_request,
-    describe=refund_object,
     failure=RefundFailed,
     unavailable="Le service de remboursement de cet opérateur est indisponible ; rien n'a été "
     "débité.",
-    refused=None,
+    request=_request,
+    describe=refund_object,
 )
 
 
