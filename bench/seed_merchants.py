@@ -16,6 +16,7 @@ from decimal import Decimal
 
 from cauri.audit.actor import Actor
 from cauri.config import get_settings
+from cauri.connectors.secrets import sealing_keyring
 from cauri.kit.db import as_asyncpg, unit_of_work
 from cauri.merchants.service import merchants
 from cauri.runtime import Runtime
@@ -32,7 +33,11 @@ async def seed(count: int, credit: Decimal | None) -> list[str]:
         async with unit_of_work(runtime.sessionmaker) as session:
             for number in range(count):
                 new = await merchants.create(
-                    session, name=f"bench {number}", status="active", now=runtime.clock.now()
+                    session,
+                    name=f"bench {number}",
+                    status="active",
+                    now=runtime.clock.now(),
+                    box=sealing_keyring(settings),
                 )
                 keys.append(new.test_key)
                 if credit is not None:
