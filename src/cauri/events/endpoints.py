@@ -10,7 +10,8 @@ from cauri.events import service
 from cauri.events.schemas import EventObject
 from cauri.http import SessionDep, UnitOfWorkRoute, ok
 from cauri.kit.openapi import ListEnvelope, answers
-from cauri.kit.pagination import PageDep, listing
+from cauri.kit.page_query import PageDep
+from cauri.kit.pagination import listing
 from cauri.merchants.auth import CallerDep
 
 router = APIRouter(route_class=UnitOfWorkRoute, tags=["events"])

@@ -1,13 +1,14 @@
-"""Page parameters and the list envelope (spec: List envelope; DESIGN: newest first, `page`)."""
+"""Pages and the list envelope (spec: List envelope; DESIGN: newest first, `page`). Without
+FastAPI (the CLI's commands import it): a page as the API's query parameters is in
+`kit/page_query.py`."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
-from fastapi import Depends, Query
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -25,16 +26,6 @@ class Page:
     @property
     def offset(self) -> int:
         return (self.page - 1) * self.per_page
-
-
-def _page(
-    page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
-    per_page: Annotated[int, Query(ge=1, le=100)] = 25,
-) -> Page:
-    return Page(page, per_page)
-
-
-PageDep = Annotated[Page, Depends(_page)]
 
 
 async def paginate(

@@ -9,7 +9,8 @@ from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.kit import public_url
 from cauri.kit.errors import Conflict, NotFound, PaymentFailed
 from cauri.kit.openapi import ListEnvelope, answers
-from cauri.kit.pagination import PageDep, listing
+from cauri.kit.page_query import PageDep
+from cauri.kit.pagination import listing
 from cauri.kit.period_query import PeriodDep
 from cauri.merchants.auth import CallerDep, PaymentCallerDep
 from cauri.models import Payment

@@ -14,7 +14,8 @@ from cauri.kit.errors import (
     PayoutLimitExceeded,
 )
 from cauri.kit.openapi import ListEnvelope, answers
-from cauri.kit.pagination import PageDep, listing
+from cauri.kit.page_query import PageDep
+from cauri.kit.pagination import listing
 from cauri.kit.period_query import PeriodDep
 from cauri.merchants.auth import CallerDep, PayoutCallerDep
 from cauri.operators.protocol import Outcome

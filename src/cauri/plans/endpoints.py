@@ -10,7 +10,8 @@ from fastapi.responses import JSONResponse
 from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.kit.errors import Conflict, NotFound, PaymentFailed
 from cauri.kit.openapi import ListEnvelope, answers
-from cauri.kit.pagination import PageDep, listing
+from cauri.kit.page_query import PageDep
+from cauri.kit.pagination import listing
 from cauri.merchants.auth import CallerDep, PaymentCallerDep
 from cauri.models.plans import PlanStatus
 from cauri.payments.endpoints import public_base_url

@@ -8,7 +8,8 @@ from fastapi.responses import JSONResponse
 from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.kit.errors import Conflict, InsufficientFunds, RefundFailed
 from cauri.kit.openapi import ListEnvelope, answers
-from cauri.kit.pagination import PageDep, listing
+from cauri.kit.page_query import PageDep
+from cauri.kit.pagination import listing
 from cauri.kit.period_query import PeriodDep
 from cauri.merchants.auth import CallerDep
 from cauri.refunds.schemas import RefundCreate, RefundObject, refund_object

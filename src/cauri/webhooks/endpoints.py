@@ -9,7 +9,8 @@ from fastapi import APIRouter, Query
 from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.kit.errors import Conflict
 from cauri.kit.openapi import ListEnvelope, answers
-from cauri.kit.pagination import PageDep, listing
+from cauri.kit.page_query import PageDep
+from cauri.kit.pagination import listing
 from cauri.merchants import webhook_secrets
 from cauri.merchants.auth import CallerDep
 from cauri.webhooks import service
