@@ -29,6 +29,12 @@ def test_importing_the_cli_pulls_in_no_database_web_or_migration_library() -> No
     assert _imported_by("import cauri.cli") == []
 
 
+def test_pages_and_periods_need_no_web_framework() -> None:
+    """The CLI's listings page and filter by period; the API's query parameters for both
+    live apart (kit/page_query.py, kit/period_query.py)."""
+    assert "fastapi" not in _imported_by("import cauri.kit.pagination, cauri.kit.period")
+
+
 def test_the_roots_help_lists_every_group_without_loading_one() -> None:
     shown = subprocess.run(
         [str(CAURI), "--help"], capture_output=True, text=True, check=True, env={"COLUMNS": "200"}
