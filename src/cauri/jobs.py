@@ -8,6 +8,7 @@ from typing import Any
 
 from cauri import wiring
 from cauri.calls.tasks import JOBS as CALL_JOBS
+from cauri.checkout.tasks import JOBS as CHECKOUT_JOBS
 from cauri.payments.tasks import JOBS as PAYMENT_JOBS
 from cauri.payouts.tasks import JOBS as PAYOUT_JOBS
 from cauri.plans.tasks import JOBS as PLAN_JOBS
@@ -17,6 +18,7 @@ from cauri.worker.jobs import Handler, Job
 
 ALL: tuple[Job[Any], ...] = (
     *CALL_JOBS,
+    *CHECKOUT_JOBS,
     *PAYMENT_JOBS,
     *PAYOUT_JOBS,
     *PLAN_JOBS,

@@ -1,11 +1,13 @@
 """What the lower layers are handed at start-up, in one place a reader can see: which domain
 takes an operator's answer about each kind of row (the call protocol imports no domain), and
-what becomes of an instalment's money (payments import no plan). Every composition root runs
+what becomes of an instalment's money and of a checkout session's attempt (payments import
+neither plans nor checkout). Every composition root runs
 `wire()` before it serves: the app, the worker's table (cauri.jobs), the CLI's commands."""
 
 from __future__ import annotations
 
 from cauri.calls import service as calls
+from cauri.checkout.service import checkout_sessions
 from cauri.payments import service as payments
 from cauri.payouts import service as payouts
 from cauri.plans import settlement
@@ -16,3 +18,4 @@ def wire() -> None:
     """Idempotent."""
     calls.wire([payments.SUBJECT, payouts.SUBJECT, refunds.SUBJECT, settlement.REFUND_SUBJECT])
     payments.payments.instalment_settled = settlement.instalment_settled
+    payments.payments.attempt_settled = checkout_sessions.attempt_settled

@@ -173,7 +173,8 @@ async def test_route_specific_refusals_are_documented(document: dict[str, Any]) 
     assert codes("post", "/installment-plans/{reference}/payments", "409") == {"conflict"}
     assert codes("post", "/installment-plans/{reference}/cancel", "409") == {"conflict"}
     assert codes("get", "/payments/{reference}", "401") == {"unauthorized", "key_expired"}
-    for creation in ("/payments", "/payouts", "/installment-plans"):
+    assert codes("post", "/checkout-sessions/{reference}/expire", "409") == {"conflict"}
+    for creation in ("/payments", "/payouts", "/installment-plans", "/checkout-sessions"):
         assert {"200", "201"} <= set(document["paths"][f"{API}{creation}"]["post"]["responses"])
 
 
@@ -193,7 +194,8 @@ async def test_request_schemas_carry_the_real_constraints(document: dict[str, An
     plan = schemas["PlanCreate"]["properties"]["target_amount"]
     assert (plan["minimum"], plan["maximum"]) == (1, 99_999_999)
     assert schemas["PlanCreate"]["properties"]["currency"]["$ref"].endswith("/Currency")
-    for name in ("PaymentCreate", "PaymentFields", "PayoutCreate", "PlanCreate", "RefundCreate"):
+    names = ("PaymentCreate", "PaymentFields", "PayoutCreate", "PlanCreate", "RefundCreate")
+    for name in (*names, "CheckoutSessionCreate"):
         assert schemas[name]["examples"], name
         jsonschema.validate(
             schemas[name]["examples"][0], schemas[name] | {"components": document["components"]}
@@ -229,6 +231,9 @@ async def _world(client: httpx.AsyncClient, merchant: MerchantKeys) -> dict[str,
         client, merchant, f"/payments/{settled['reference']}/refund", {"amount": 10}
     )
     await _post(client, merchant, "/webhooks/test", {})
+    checkout = await _post(
+        client, merchant, "/checkout-sessions", {"amount": 100, "return_url": "https://b.example"}
+    )
     events = await client.get(f"{API}/events", headers=merchant.headers())
     deliveries = await client.get(f"{API}/webhooks/deliveries", headers=merchant.headers())
     return {
@@ -246,6 +251,8 @@ async def _world(client: httpx.AsyncClient, merchant: MerchantKeys) -> dict[str,
         },
         "/payments/{reference}/refund": {"reference": settled["reference"]},
         "/refunds/{reference}": {"reference": refund["reference"]},
+        "/checkout-sessions/{reference}": {"reference": checkout["reference"]},
+        "/checkout-sessions/{reference}/expire": {"reference": checkout["reference"]},
         "/events/{event_id}": {"event_id": events.json()["data"][0]["id"]},
         "/webhooks/deliveries/{delivery_id}/retry": {
             "delivery_id": (deliveries.json()["data"] or [{"id": MISSING}])[0]["id"]

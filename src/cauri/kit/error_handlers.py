@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.exceptions import HTTPException
 from starlette.types import Receive, Scope, Send
 
@@ -33,14 +34,14 @@ def _field_name(loc: tuple[Any, ...]) -> str:
     return ".".join(parts) or "body"
 
 
-def _message(error: dict[str, Any]) -> str:
+def _message(error: Mapping[str, Any]) -> str:
     kind = error.get("type", "")
     if kind in {"model_attributes_type", "dict_type"} and not error.get("loc", ())[1:]:
         return "Le corps de la requête doit être un objet JSON."
     return validation_messages.french(error)
 
 
-def validation_error(exc: RequestValidationError) -> InvalidRequest:
+def validation_error(exc: RequestValidationError | ValidationError) -> InvalidRequest:
     details: dict[str, list[str]] = {}
     for error in exc.errors():
         details.setdefault(_field_name(tuple(error.get("loc", ()))), []).append(_message(error))

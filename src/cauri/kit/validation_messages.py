@@ -8,6 +8,7 @@ e-mail address reads "Doit être une adresse e-mail valide.", not the pattern it
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, get_args
 
@@ -108,7 +109,7 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
-def french(error: dict[str, Any]) -> str:
+def french(error: Mapping[str, Any]) -> str:
     """The sentence for one error of a Pydantic validation (`ValidationError.errors()`)."""
     kind: str = error.get("type", "")
     ctx: dict[str, Any] = error.get("ctx") or {}

@@ -3,6 +3,7 @@
 from cauri.models.approvals import MoneyApproval
 from cauri.models.audit import AuditEntry
 from cauri.models.base import Base
+from cauri.models.checkout import CheckoutSession
 from cauri.models.connectors import ConnectorAccount, OperatorRoute
 from cauri.models.events import Event, WebhookEndpoint
 from cauri.models.jobs import Job
@@ -23,6 +24,7 @@ __all__ = [
     "ApiKey",
     "AuditEntry",
     "Base",
+    "CheckoutSession",
     "ConnectorAccount",
     "Event",
     "FeeRule",

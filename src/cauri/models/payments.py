@@ -24,6 +24,11 @@ class Payment(Base):
         ),
         Index("ix_payments_list", "merchant_id", "livemode", "created_at"),
         Index("ix_payments_plan", "plan_id", postgresql_where=text("plan_id IS NOT NULL")),
+        Index(
+            "ix_payments_checkout_session",
+            "checkout_session",
+            postgresql_where=text("checkout_session IS NOT NULL"),
+        ),
         CheckConstraint("amount_refunded BETWEEN 0 AND amount", name="refunded_within_amount"),
         CheckConstraint("fee_bearer IN ('customer', 'merchant')", name="fee_bearer"),
     )
@@ -59,6 +64,9 @@ class Payment(Base):
         UUID(as_uuid=True), ForeignKey("installment_plans.id")
     )
     plan_fee_amount: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    # The reference of the checkout session this payment was tried from (an attempt), if
+    # any: the payment object shows it as it is.
+    checkout_session: Mapped[str | None] = mapped_column(ForeignKey("checkout_sessions.reference"))
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
 

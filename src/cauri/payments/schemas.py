@@ -160,6 +160,7 @@ def payment_object(payment: Payment, *, for_event: bool = False) -> dict[str, An
         "payment_mode": payment_mode,
         "customer": _customer(payment),
         "payment_url": payment.payment_url,
+        "checkout_session": payment.checkout_session,
         **failure_fields(payment.status, payment.failure_reason),
         "metadata": payment.metadata_,
         "livemode": payment.livemode,
@@ -220,6 +221,9 @@ class PaymentObject(BaseModel):
     customer: CustomerObject
     payment_url: str | None = Field(
         description="Cards: the hosted page to send the customer to. Null for Mobile Money."
+    )
+    checkout_session: str | None = Field(
+        description="The checkout session this payment was tried from, if any."
     )
     failure_code: str | None = Field(description="Why it failed (snake_case); null unless failed.")
     failure_message: str | None = Field(description="The same, in a French sentence.")

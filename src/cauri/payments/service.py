@@ -145,9 +145,10 @@ def _payment_url(base_url: str | None, payment_id: uuid.UUID) -> str:
     return f"{base_url.rstrip('/')}/pay/{payment_id}"
 
 
-# What becomes of an instalment's money: the plans domain says, wired by the composition root
-# (cauri.wiring) so that payments need not know plans.
-InstalmentSettled = Callable[[AsyncSession, Runtime, Payment, Outcome], Awaitable[None]]
+# What a payment's final state means to the domain it belongs to: an instalment's money (the
+# plans domain), an attempt of a checkout session (the checkout domain). Wired by the
+# composition root (cauri.wiring) so that payments need know neither.
+Settled = Callable[[AsyncSession, Runtime, Payment, Outcome], Awaitable[None]]
 
 Answer = TypeVar("Answer")
 # What the caller answers with a payment and whether it was created, built before the write.
@@ -155,7 +156,8 @@ Reply = Callable[[Payment, bool], Answer]
 
 
 class PaymentService:
-    instalment_settled: InstalmentSettled | None = None
+    instalment_settled: Settled | None = None
+    attempt_settled: Settled | None = None
 
     async def create(
         self,
@@ -327,6 +329,7 @@ class PaymentService:
         payment_id: uuid.UUID,
         instalment: Instalment | None = None,
         answer: OperatorResult | None = None,
+        checkout_session: str | None = None,
     ) -> dict[str, Any]:
         """The new payment's row."""
         now = runtime.clock.now()
@@ -361,6 +364,8 @@ class PaymentService:
                 "plan_id": instalment.plan_id,
                 "plan_fee_amount": instalment.creation_fee_part,
             }
+        if checkout_session is not None:
+            values["checkout_session"] = checkout_session
         if answer is not None:
             values |= {
                 "status": answer.outcome.value,
@@ -383,6 +388,7 @@ class PaymentService:
         instalment: Instalment | None = None,
         payment_id: uuid.UUID | None = None,
         answer: OperatorResult | None = None,
+        checkout_session: str | None = None,
     ) -> Payment | None:
         """Inserts the payment, pending, or as `answer` (the operator's, asked first) leaves
         it; None when `external_id` is already taken (a replay). The caller then engages the
@@ -398,6 +404,7 @@ class PaymentService:
             instalment=instalment,
             payment_id=payment_id or uuid.uuid4(),
             answer=answer,
+            checkout_session=checkout_session,
         )
         return (await session.scalars(_INSERT, values)).one_or_none()
 
@@ -516,6 +523,10 @@ class PaymentService:
             at=now,
             callback_url=payment.callback_url,
         )
+        if payment.checkout_session is not None:
+            if self.attempt_settled is None:
+                raise RuntimeError("no checkout domain wired: cauri.wiring.wire() first")
+            await self.attempt_settled(session, runtime, payment, outcome)
 
     async def _book(self, session: AsyncSession, payment: Payment, now: datetime) -> None:
         await movements.collected(

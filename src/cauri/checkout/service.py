@@ -1,0 +1,464 @@
+"""Checkout sessions (issue 25): the merchant opens one, the customer pays on its page.
+
+Each payment tried from the page is an attempt: a payment like any other (the same rules,
+route, connector and events), naming its session. The session completes with the first
+attempt that succeeds, at most once, under the session's row lock; the customer may leave a
+pending attempt ("essayer autrement") and try another mode, and an attempt that succeeds
+once its session is no longer open (completed by another attempt, expired, expired by the
+merchant) is refunded in full from the merchant's balance, as a plan refunds a late
+instalment. At most MAX_ATTEMPTS payments per session: a page cannot be used to flood
+numbers with payment requests.
+
+Lock order: a payment, then its session (a settlement); a new attempt locks its session and
+inserts its payment, which no one else can lock yet. So two attempts that succeed at once
+serialize on the session: one completes it, the other is refunded.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import structlog
+from pydantic import ValidationError
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.checkout import jobs
+from cauri.checkout.schemas import CheckoutSessionCreate, SessionFilters, session_object
+from cauri.events import service as events
+from cauri.kit import phone
+from cauri.kit.error_handlers import validation_error
+from cauri.kit.errors import CauriError, Conflict, InvalidRequest, NotFound, ServerError
+from cauri.kit.ids import prefixed
+from cauri.kit.money import to_major, to_minor
+from cauri.kit.pagination import Page, paginate
+from cauri.merchants.auth import Caller
+from cauri.merchants.contract import open_modes
+from cauri.models import CheckoutSession, Payment, lookups
+from cauri.models.checkout import SessionStatus
+from cauri.operators import catalogue
+from cauri.operators.catalogue import PaymentMode
+from cauri.operators.protocol import Outcome
+from cauri.payments import rules
+from cauri.payments.schemas import PaymentFields
+from cauri.payments.service import payments
+from cauri.refunds.schemas import RefundCreate
+from cauri.refunds.service import refunds
+from cauri.runtime import Runtime
+from cauri.webhooks import url_safety
+
+log = structlog.get_logger("cauri.checkout")
+
+MAX_ATTEMPTS = 5
+NO_PUBLIC_URL = (
+    "CAURI_PUBLIC_URL n'est pas défini : sans lui, le service ne sait pas à quelle adresse "
+    "publique envoyer le client payer."
+)
+TOO_MANY_ATTEMPTS = (
+    "Trop de tentatives de paiement pour cette commande. Contactez le marchand pour payer "
+    "autrement."
+)
+
+
+@dataclass(frozen=True)
+class AttemptForm:
+    """What the customer's form posts (its field names are a contract: issue 25)."""
+
+    operator: str
+    phone_number: str | None = None
+    otp: str | None = None
+    firstname: str | None = None
+    lastname: str | None = None
+    email: str | None = None
+
+
+def _page_url(base_url: str | None, reference: str) -> str:
+    if base_url is None:
+        raise ServerError(NO_PUBLIC_URL)
+    return f"{base_url.rstrip('/')}/checkout/{reference}"
+
+
+def _check_operators(codes: list[str] | None) -> list[str] | None:
+    """The allow-list in the catalogue's spelling; an unknown code is a 422."""
+    if codes is None:
+        return None
+    spelled: list[str] = []
+    for code in codes:
+        mode = catalogue.find(code)
+        if mode is None:
+            raise InvalidRequest.field("operators", f"Opérateur inconnu : {code}.")
+        if mode.operator not in spelled:
+            spelled.append(mode.operator)
+    return spelled
+
+
+# Annotations outside the class, where `list` is the builtin and not the method.
+Tried = dict[str, list[str]]
+Shown = list[dict[str, Any]]
+Modes = list[PaymentMode]
+
+
+class CheckoutService:
+    async def create(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        caller: Caller,
+        body: CheckoutSessionCreate,
+        base_url: str | None,
+    ) -> tuple[CheckoutSession, bool]:
+        """The session, and whether it was opened now (False: a replay of `external_id`)."""
+        rules.check_return_url(body.return_url, livemode=caller.livemode)
+        if body.callback_url is not None:
+            url_safety.require_safe(
+                body.callback_url,
+                field="callback_url",
+                allow_private=runtime.settings.webhook_allow_private,
+            )
+        operators = _check_operators(body.operators)
+        amount = to_minor(body.amount, body.currency.value)
+        reference = prefixed("cs", 16)
+        now = runtime.clock.now()
+        values = {
+            "id": uuid.uuid4(),
+            "reference": reference,
+            "url": _page_url(base_url, reference),
+            "merchant_id": caller.merchant_id,
+            "livemode": caller.livemode,
+            "external_id": body.external_id,
+            "status": SessionStatus.OPEN.value,
+            "amount": amount,
+            "currency": body.currency.value,
+            "description": body.description,
+            "return_url": body.return_url,
+            "callback_url": body.callback_url,
+            "customer": body.customer.model_dump(),
+            "country": body.country.upper() if body.country else None,
+            "operators": operators,
+            "metadata": body.metadata,
+            "expires_at": now + timedelta(seconds=body.expires_in),
+            "created_at": now,
+            "updated_at": now,
+        }
+        statement = (
+            insert(CheckoutSession)
+            .values(values)
+            .on_conflict_do_nothing(
+                index_elements=[
+                    CheckoutSession.merchant_id,
+                    CheckoutSession.livemode,
+                    CheckoutSession.external_id,
+                ],
+                index_where=CheckoutSession.external_id.is_not(None),
+            )
+            .returning(CheckoutSession)
+        )
+        created = (await session.scalars(statement)).one_or_none()
+        if created is None:
+            return await self.get(session, caller, body.external_id or ""), False
+        await jobs.EXPIRE.enqueue(
+            session,
+            jobs.SessionJob(created.reference),
+            livemode=created.livemode,
+            now=now,
+            delay=body.expires_in,
+        )
+        return created, True
+
+    async def get(self, session: AsyncSession, caller: Caller, reference: str) -> CheckoutSession:
+        """By reference or by the merchant's external_id, within the caller's environment."""
+        found = await lookups.owned(
+            session,
+            CheckoutSession,
+            CheckoutSession.reference,
+            reference,
+            merchant_id=caller.merchant_id,
+            livemode=caller.livemode,
+            reference=reference,
+        )
+        if found is None:
+            raise NotFound("Session de paiement introuvable.")
+        return found
+
+    async def list(
+        self, session: AsyncSession, caller: Caller, page: Page, filters: SessionFilters
+    ) -> tuple[Sequence[CheckoutSession], int]:
+        conditions = [
+            CheckoutSession.merchant_id == caller.merchant_id,
+            CheckoutSession.livemode == caller.livemode,
+            *filters.period.conditions(CheckoutSession.created_at),
+        ]
+        if filters.status is not None:
+            conditions.append(CheckoutSession.status == filters.status)
+        order = (CheckoutSession.created_at.desc(), CheckoutSession.id.desc())
+        return await paginate(session, CheckoutSession, conditions, order, page)
+
+    async def objects(self, session: AsyncSession, found: Sequence[CheckoutSession]) -> Shown:
+        """The sessions as the API shows them, their attempts read in one query."""
+        tried: Tried = {checkout.reference: [] for checkout in found}
+        if tried:
+            rows = await session.execute(
+                select(Payment.checkout_session, Payment.id)
+                .where(Payment.checkout_session.in_(list(tried)))
+                .order_by(Payment.created_at, Payment.id)
+            )
+            for reference, payment_id in rows:
+                tried[reference].append(str(payment_id))  # type: ignore[index]  # IN above
+        return [session_object(checkout, tried[checkout.reference]) for checkout in found]
+
+    async def expire(
+        self, session: AsyncSession, runtime: Runtime, caller: Caller, reference: str
+    ) -> CheckoutSession:
+        """The merchant closes an open session: no attempt may start on it any more, and one
+        still pending that succeeds is refunded. 409 once complete; an expired one is as it
+        is."""
+        found = await self.get(session, caller, reference)
+        checkout = await self.lock(session, found.reference)
+        assert checkout is not None  # read just above; sessions are never deleted
+        if checkout.status == SessionStatus.COMPLETE:
+            raise Conflict("Cette session de paiement est déjà payée : elle ne peut plus expirer.")
+        if checkout.status == SessionStatus.OPEN:
+            await self._close(session, runtime, checkout)
+        return checkout
+
+    async def lock(self, session: AsyncSession, reference: str) -> CheckoutSession | None:
+        return await lookups.locked(
+            session, CheckoutSession, CheckoutSession.reference == reference
+        )
+
+    async def _close(
+        self, session: AsyncSession, runtime: Runtime, checkout: CheckoutSession
+    ) -> None:
+        now = runtime.clock.now()
+        checkout.status = SessionStatus.EXPIRED.value
+        checkout.updated_at = now
+        await self._announce(session, checkout, "checkout_session.expired")
+
+    async def _announce(self, session: AsyncSession, checkout: CheckoutSession, type: str) -> None:
+        await session.flush()
+        (shown,) = await self.objects(session, [checkout])
+        await events.emit(
+            session,
+            merchant_id=checkout.merchant_id,
+            livemode=checkout.livemode,
+            type=type,
+            data=shown,
+            at=checkout.updated_at,
+            callback_url=checkout.callback_url,
+        )
+
+    # The customer's page (cauri.web.checkout): a session by its reference alone, which only
+    # its page's address holds.
+
+    async def find(self, session: AsyncSession, reference: str) -> CheckoutSession:
+        found = await session.scalar(
+            select(CheckoutSession).where(CheckoutSession.reference == reference)
+        )
+        if found is None:
+            raise NotFound("Cette page de paiement n'existe pas.")
+        return found
+
+    async def attempts(self, session: AsyncSession, checkout: CheckoutSession) -> Sequence[Payment]:
+        """Oldest first."""
+        found = await session.scalars(
+            select(Payment)
+            .where(Payment.checkout_session == checkout.reference)
+            .order_by(Payment.created_at, Payment.id)
+        )
+        return found.all()
+
+    async def offered(
+        self, session: AsyncSession, runtime: Runtime, checkout: CheckoutSession
+    ) -> Modes:
+        """The modes the customer may pay this session with: open to the merchant in the
+        session's environment, in its currency, within its allow-list."""
+        allowed = set(checkout.operators) if checkout.operators else None
+        candidates = [
+            mode
+            for mode in catalogue.CATALOGUE
+            if (allowed is None or mode.operator in allowed)
+            and (mode.is_card or mode.currency == checkout.currency)
+        ]
+        opened = await open_modes(
+            session, checkout.merchant_id, checkout.livemode, candidates, runtime.operators
+        )
+        return [mode for mode, _ in opened]
+
+    async def attempt(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        reference: str,
+        form: AttemptForm,
+        payment_id: uuid.UUID,
+        base_url: str | None,
+    ) -> Payment:
+        """A payment tried from the page, under `payment_id`, engaged with its operator. A
+        refusal at initiation raises PaymentFailed once the failed payment is recorded; bad
+        input raises InvalidRequest with the form's field names, nothing written. A card's
+        or an operator's page sends the customer back to the session's return page."""
+        found = await self.find(session, reference)
+        checkout = await self.lock(session, found.reference)
+        assert checkout is not None  # found just above; sessions are never deleted
+        self._check_open(checkout, runtime)
+        tried = await session.scalar(
+            select(func.count()).where(Payment.checkout_session == checkout.reference)
+        )
+        if (tried or 0) >= MAX_ATTEMPTS:
+            raise Conflict(TOO_MANY_ATTEMPTS)
+        mode = catalogue.find(form.operator)
+        if mode is None or mode not in await self.offered(session, runtime, checkout):
+            raise InvalidRequest.field("operator", "Ce moyen de paiement n'est pas proposé ici.")
+        body = _payment_fields(checkout, form, mode, f"{_page_url(base_url, reference)}/return")
+        caller = Caller(checkout.merchant_id, checkout.livemode)
+        priced = await payments.price(session, runtime, caller, body)
+        payment = await payments.record(
+            session,
+            runtime,
+            caller,
+            body,
+            priced,
+            base_url,
+            description=checkout.description,
+            payment_id=payment_id,
+            checkout_session=checkout.reference,
+        )
+        assert payment is not None  # without an external_id, nothing can conflict
+        await payments.initiate(session, runtime, payment, otp=body.otp)
+        return payment
+
+    @staticmethod
+    def _check_open(checkout: CheckoutSession, runtime: Runtime) -> None:
+        if checkout.status == SessionStatus.COMPLETE:
+            raise Conflict("Cette commande est déjà payée.")
+        if checkout.status == SessionStatus.EXPIRED or runtime.clock.now() >= checkout.expires_at:
+            raise Conflict("Cette page de paiement a expiré. Demandez un nouveau lien au marchand.")
+
+    # What the worker and the payments domain hand over.
+
+    async def attempt_settled(
+        self, session: AsyncSession, runtime: Runtime, payment: Payment, outcome: Outcome
+    ) -> None:
+        """An attempt reached its final state (its payment locked by the caller): the first
+        success completes the session; a success once it is no longer open is refunded."""
+        if outcome is not Outcome.SUCCEEDED:
+            return
+        assert payment.checkout_session is not None
+        checkout = await self.lock(session, payment.checkout_session)
+        assert checkout is not None  # the foreign key guarantees it
+        now = runtime.clock.now()
+        if checkout.status == SessionStatus.OPEN:
+            checkout.status = SessionStatus.COMPLETE.value
+            checkout.payment_id = payment.id
+            checkout.completed_at = now
+            checkout.updated_at = now
+            await self._announce(session, checkout, "checkout_session.completed")
+            return
+        log.warning(
+            "checkout.late_attempt",
+            session=checkout.reference,
+            payment=str(payment.id),
+            status=checkout.status,
+        )
+        await jobs.REFUND_LATE_ATTEMPT.enqueue(
+            session, jobs.AttemptJob(str(payment.id)), livemode=payment.livemode, now=now
+        )
+
+    async def expire_due(self, session: AsyncSession, runtime: Runtime, reference: str) -> None:
+        """The expiry job: a session still open at its `expires_at` expires."""
+        checkout = await self.lock(session, reference)
+        if checkout is None or checkout.status != SessionStatus.OPEN:
+            return
+        if runtime.clock.now() < checkout.expires_at:
+            return
+        await self._close(session, runtime, checkout)
+
+    async def refund_late_attempt(
+        self, session: AsyncSession, runtime: Runtime, payment_id: str
+    ) -> None:
+        """The job of an attempt that succeeded after its session closed: its whole amount
+        back to the number that paid (a refund the merchant sees, under an external_id
+        that names the session, so that a rerun refunds nothing more). A card payment
+        cannot be refunded by Cauri: it is logged for the staff. A refusal the refund
+        recorded is kept; anything else fails the job, which is retried."""
+        payment = await session.get(Payment, uuid.UUID(payment_id))
+        checkout_reference = payment.checkout_session if payment else None
+        if payment is None or checkout_reference is None:
+            return
+        mode = catalogue.find(payment.operator)
+        if mode is None or mode.is_card:
+            log.error("checkout.late_card_attempt", session=checkout_reference, payment=payment_id)
+            return
+        caller = Caller(payment.merchant_id, payment.livemode)
+        request = RefundCreate(
+            reason=f"Paiement reçu après la clôture de la session {checkout_reference}",
+            external_id=f"{checkout_reference}:{payment.id}",
+        )
+        try:
+            await refunds.create(session, runtime, caller, str(payment.id), request)
+        except CauriError as refusal:
+            if not refusal.keeps_writes:
+                raise
+
+
+def _payment_fields(
+    checkout: CheckoutSession, form: AttemptForm, mode: PaymentMode, return_url: str
+) -> PaymentFields:
+    """The payment the form asks for, checked as the API checks one; errors under the
+    form's own field names."""
+    customer = {
+        key: value
+        for key in ("firstname", "lastname", "email", "phone_number")
+        if (value := getattr(form, key, None) or checkout.customer.get(key))
+    }
+    assert checkout.amount is not None  # every session has one until links and plans
+    fields: dict[str, object] = {
+        "amount": to_major(checkout.amount, checkout.currency),
+        "currency": checkout.currency,
+        "operator": mode.operator,
+        "customer": customer,
+        "callback_url": checkout.callback_url,
+        "metadata": checkout.metadata_,
+        "return_url": return_url,
+    }
+    if not mode.is_card:
+        fields["phone_number"] = _typed_number(form.phone_number, mode)
+        fields["otp"] = form.otp.strip() if form.otp and form.otp.strip() else None
+    try:
+        return PaymentFields.model_validate(fields)
+    except ValidationError as invalid:
+        raise _on_form(validation_error(invalid)) from None
+
+
+# The longest national number of the seven countries (Benin's and Côte d'Ivoire's: ten
+# digits); with its country code, every number is longer.
+_LONGEST_NATIONAL = 10
+
+
+def _typed_number(raw: str | None, mode: PaymentMode) -> str | None:
+    """A number as a customer types it (`97 00 00 00`, `+229 97-00-00-00`): separators
+    dropped, and the country code of the mode's country put first when the number is a
+    national one (too short to hold a country code). A number with another country's code
+    stays as typed, so that the operator's rule refuses it by name."""
+    if raw is None or not raw.strip():
+        return None
+    digits = re.sub(r"[\s.\-()\u00a0]", "", raw)
+    dial = phone.DIAL_CODES.get(mode.country_code or "")
+    if dial and digits.isdigit() and len(digits) <= _LONGEST_NATIONAL:
+        digits = dial + digits
+    return digits
+
+
+def _on_form(error: InvalidRequest) -> InvalidRequest:
+    """The details under the form's names (`customer.email` is the form's `email`)."""
+    details = {key.removeprefix("customer."): value for key, value in (error.details or {}).items()}
+    return InvalidRequest(error.message, details)
+
+
+checkout_sessions = CheckoutService()

@@ -1,0 +1,300 @@
+"""The customer's checkout page (`url` of a checkout session, issue 25): plain forms and
+links, no script needed, French.
+
+1. `GET /checkout/{ref}`: the merchant, the amount, and the modes open for the chosen
+   country (a GET form: the country, then a button per mode).
+2. `GET /checkout/{ref}?operator=…`: that mode's form (the number; the OTP with how to get
+   it, where the mode needs one; the card holder, where the session lacks it), posted to
+   `POST /checkout/{ref}` with the contract's field names.
+3. The attempt's page, `GET /checkout/{ref}/attempts/{payment}`: it refreshes itself while
+   the payment waits ("validez le paiement sur votre téléphone"), then shows the receipt and
+   the way back to the merchant, or the failure and another try. A card (or an operator's
+   own page) is paid there, and comes back through `/checkout/{ref}/return`.
+
+CSRF: a form's token is bound to a random nonce in a SameSite=Strict cookie and to the
+session (an HMAC of the reference under the nonce); a page of another site can neither read
+nor send that cookie. The session's reference itself (128 random bits) is what grants access
+to the page, as a payment link's code does elsewhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, Query, Request
+from fastapi.responses import RedirectResponse, Response
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.checkout.service import MAX_ATTEMPTS, AttemptForm, checkout_sessions
+from cauri.http import RuntimeDep, SessionDep
+from cauri.kit import phone, public_url
+from cauri.kit.errors import Conflict, InvalidRequest, NotFound, PaymentFailed
+from cauri.kit.failures import failure_fields
+from cauri.kit.ids import parse_uuid
+from cauri.models import CheckoutSession, Merchant, Payment
+from cauri.models.checkout import SessionStatus
+from cauri.operators import catalogue
+from cauri.operators.catalogue import COUNTRY_NAMES, PaymentMode
+from cauri.operators.protocol import Outcome
+from cauri.runtime import Runtime
+from cauri.web.otp_help import otp_instructions
+from cauri.web.rendering import PageRoute, format_amount, page
+
+router = APIRouter(route_class=PageRoute, include_in_schema=False)
+
+PREFIX = "/checkout"
+NONCE_COOKIE = "cauri_checkout"
+CSRF_FIELD = "csrf"
+# How often the attempt's page asks again while the payment waits (seconds).
+REFRESH_EVERY = 3
+
+
+def _nonce(request: Request) -> str:
+    return request.cookies.get(NONCE_COOKIE) or secrets.token_urlsafe(32)
+
+
+def _token(nonce: str, reference: str) -> str:
+    return hmac.new(nonce.encode(), reference.encode(), hashlib.sha256).hexdigest()
+
+
+def _token_valid(request: Request, reference: str, sent: str | None) -> bool:
+    nonce = request.cookies.get(NONCE_COOKIE)
+    if nonce is None or not sent:
+        return False
+    return hmac.compare_digest(sent.encode(errors="replace"), _token(nonce, reference).encode())
+
+
+def _with_nonce(response: Response, nonce: str) -> Response:
+    # Secure: browsers treat http://127.0.0.1 and localhost as secure, so it holds in
+    # development too. Strict: no other site's page can make a request that carries it.
+    response.set_cookie(
+        NONCE_COOKIE, nonce, path=PREFIX, secure=True, httponly=True, samesite="strict"
+    )
+    return response
+
+
+def _base_url(request: Request, runtime: Runtime) -> str | None:
+    return public_url.public_base_url(runtime.settings, request.scope.get("server"))
+
+
+def back_to_merchant(checkout: CheckoutSession) -> str:
+    """The merchant's return_url with `checkout_session=REF` added to its query."""
+    separator = "&" if "?" in checkout.return_url else "?"
+    return f"{checkout.return_url}{separator}checkout_session={checkout.reference}"
+
+
+async def _common(
+    session: AsyncSession, runtime: Runtime, checkout: CheckoutSession
+) -> dict[str, Any]:
+    """What every page of a session shows: who is paid, what for, how much."""
+    merchant = await session.get(Merchant, checkout.merchant_id)
+    assert checkout.amount is not None  # every session has one until links and plans
+    return {
+        "checkout": checkout,
+        "merchant_name": merchant.name if merchant else "",
+        "amount": format_amount(checkout.amount, checkout.currency),
+        "test_mode": not checkout.livemode,
+        "back_url": back_to_merchant(checkout),
+        "expired": checkout.status == SessionStatus.EXPIRED
+        or runtime.clock.now() >= checkout.expires_at,
+    }
+
+
+def _countries(modes: list[PaymentMode]) -> list[tuple[str, str]]:
+    present = {mode.country_code for mode in modes if mode.country_code}
+    return [(code, name) for code, name in COUNTRY_NAMES.items() if code in present]
+
+
+def _chosen_country(checkout: CheckoutSession, asked: str | None, modes: list[PaymentMode]) -> str:
+    codes = [code for code, _ in _countries(modes)]
+    for candidate in (asked, checkout.country):
+        if candidate and candidate.upper() in codes:
+            return candidate.upper()
+    return codes[0] if codes else ""
+
+
+def _option(mode: PaymentMode) -> dict[str, Any]:
+    return {"operator": mode.operator, "name": mode.name, "card": mode.is_card}
+
+
+@router.get("/checkout/{reference}")
+async def checkout_page(
+    request: Request,
+    reference: str,
+    session: SessionDep,
+    runtime: RuntimeDep,
+    country: Annotated[str | None, Query(max_length=8)] = None,
+    operator: Annotated[str | None, Query(max_length=64)] = None,
+) -> Response:
+    checkout = await checkout_sessions.find(session, reference)
+    context = await _common(session, runtime, checkout)
+    if checkout.status == SessionStatus.COMPLETE or context["expired"]:
+        return await _closed(request, session, runtime, checkout, context)
+    modes = await checkout_sessions.offered(session, runtime, checkout)
+    chosen = catalogue.find(operator) if operator else None
+    if chosen is not None and chosen in modes:
+        return _form(request, checkout, context, chosen, {}, {})
+    picked = _chosen_country(checkout, country, modes)
+    context |= {
+        "step": "choose",
+        "countries": _countries(modes),
+        "country": picked,
+        "options": [_option(m) for m in modes if m.country_code == picked],
+        "cards": [_option(m) for m in modes if m.is_card],
+    }
+    return page(request, "checkout.html", context)
+
+
+def _form(
+    request: Request,
+    checkout: CheckoutSession,
+    context: dict[str, Any],
+    mode: PaymentMode,
+    values: dict[str, str],
+    errors: dict[str, list[str]],
+    status_code: int = 200,
+) -> Response:
+    nonce = _nonce(request)
+    customer = checkout.customer
+    number = values.get("phone_number") or customer.get("phone_number") or ""
+    context |= {
+        "step": "pay",
+        "mode": _option(mode),
+        "dial_code": phone.DIAL_CODES.get(mode.country_code or ""),
+        "otp_help": otp_instructions(mode.operator) if mode.requires_otp else None,
+        "holder_fields": [
+            name for name in ("firstname", "lastname", "email") if not customer.get(name)
+        ]
+        if mode.is_card
+        else [],
+        "values": values | {"phone_number": number},
+        "errors": errors,
+        "csrf": _token(nonce, checkout.reference),
+        "test_numbers": not checkout.livemode and not mode.is_card,
+    }
+    return _with_nonce(page(request, "checkout.html", context, status_code), nonce)
+
+
+async def _closed(
+    request: Request,
+    session: AsyncSession,
+    runtime: Runtime,
+    checkout: CheckoutSession,
+    context: dict[str, Any],
+) -> Response:
+    """A complete session shows its receipt; an expired one says so."""
+    paid = await session.get(Payment, checkout.payment_id) if checkout.payment_id else None
+    context |= {"step": "closed", "paid": _shown_payment(paid) if paid else None}
+    return page(request, "checkout.html", context, 200 if paid else 410)
+
+
+def _shown_payment(payment: Payment) -> dict[str, Any]:
+    """What the customer sees of an attempt: the number masked (issue 25)."""
+    mode = catalogue.find(payment.operator)
+    return {
+        "reference": payment.identifier,
+        "status": payment.status,
+        "mode_name": mode.name if mode else payment.operator,
+        "number": phone.mask(payment.phone_number) if payment.phone_number else None,
+        "total": format_amount(payment.total_amount, payment.currency),
+        "fee": format_amount(payment.fee_amount, payment.currency)
+        if payment.fee_bearer == "customer" and payment.fee_amount
+        else None,
+        "failure_message": failure_fields(payment.status, payment.failure_reason)[
+            "failure_message"
+        ],
+    }
+
+
+@router.post("/checkout/{reference}")
+async def attempt(
+    request: Request,
+    reference: str,
+    session: SessionDep,
+    runtime: RuntimeDep,
+    operator: Annotated[str, Form(max_length=64)],
+    csrf: Annotated[str | None, Form(max_length=128)] = None,
+    phone_number: Annotated[str | None, Form(max_length=32)] = None,
+    otp: Annotated[str | None, Form(max_length=32)] = None,
+    firstname: Annotated[str | None, Form(max_length=255)] = None,
+    lastname: Annotated[str | None, Form(max_length=255)] = None,
+    email: Annotated[str | None, Form(max_length=255)] = None,
+) -> Response:
+    checkout = await checkout_sessions.find(session, reference)
+    context = await _common(session, runtime, checkout)
+    if checkout.status == SessionStatus.COMPLETE or context["expired"]:
+        return await _closed(request, session, runtime, checkout, context)
+    mode = catalogue.find(operator)
+    if mode is None:
+        raise NotFound("Ce moyen de paiement n'existe pas.")
+    form = AttemptForm(operator, phone_number, otp, firstname, lastname, email)
+    values = {k: v for k, v in vars(form).items() if isinstance(v, str) and k != "otp"}
+    if not _token_valid(request, reference, csrf):
+        expired_form = {"form": ["Le formulaire a expiré : vérifiez et envoyez-le de nouveau."]}
+        return _form(request, checkout, context, mode, values, expired_form, 403)
+    payment_id = uuid.uuid4()
+    try:
+        payment = await checkout_sessions.attempt(
+            session, runtime, reference, form, payment_id, _base_url(request, runtime)
+        )
+    except InvalidRequest as invalid:
+        errors = invalid.details or {"form": [invalid.message]}
+        return _form(request, checkout, context, mode, values, errors, 422)
+    except Conflict as refused:  # too many attempts, or closed meanwhile
+        return _form(request, checkout, context, mode, values, {"form": [refused.message]}, 409)
+    except PaymentFailed:
+        # Refused at once: the failed attempt is recorded (kept), and shown.
+        return RedirectResponse(f"{PREFIX}/{reference}/attempts/{payment_id}", status_code=303)
+    if payment.status == Outcome.PENDING and payment.payment_url:
+        return RedirectResponse(payment.payment_url, status_code=303)
+    return RedirectResponse(f"{PREFIX}/{reference}/attempts/{payment.id}", status_code=303)
+
+
+@router.get("/checkout/{reference}/attempts/{payment_reference}")
+async def attempt_page(
+    request: Request,
+    reference: str,
+    payment_reference: str,
+    session: SessionDep,
+    runtime: RuntimeDep,
+) -> Response:
+    checkout = await checkout_sessions.find(session, reference)
+    payment = await _attempt_of(session, checkout, payment_reference)
+    context = await _common(session, runtime, checkout)
+    shown = _shown_payment(payment)
+    tried = len(await checkout_sessions.attempts(session, checkout))
+    context |= {
+        "step": "attempt",
+        "attempt": shown,
+        "completed_by_it": checkout.payment_id == payment.id,
+        "can_retry": checkout.status == SessionStatus.OPEN
+        and not context["expired"]
+        and tried < MAX_ATTEMPTS,
+        "refresh": REFRESH_EVERY if payment.status == Outcome.PENDING else None,
+    }
+    return page(request, "checkout.html", context)
+
+
+async def _attempt_of(
+    session: AsyncSession, checkout: CheckoutSession, payment_reference: str
+) -> Payment:
+    payment_id = parse_uuid(payment_reference)
+    payment = await session.get(Payment, payment_id) if payment_id else None
+    if payment is None or payment.checkout_session != checkout.reference:
+        raise NotFound("Cette tentative de paiement n'existe pas.")
+    return payment
+
+
+@router.api_route("/checkout/{reference}/return", methods=["GET", "POST"])
+async def back_from_payment_page(reference: str, session: SessionDep) -> Response:
+    """Where a card's page or an operator's page sends the customer back; nothing it
+    sends is trusted: the latest attempt, as Cauri knows it."""
+    checkout = await checkout_sessions.find(session, reference)
+    tried = await checkout_sessions.attempts(session, checkout)
+    if not tried:
+        return RedirectResponse(f"{PREFIX}/{reference}", status_code=303)
+    return RedirectResponse(f"{PREFIX}/{reference}/attempts/{tried[-1].id}", status_code=303)

@@ -1,0 +1,149 @@
+"""The customer's page over HTTP (issue 25): what it offers, its form's contract, its errors
+in French next to their fields (never JSON), its CSRF token and its headers."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+
+from cauri.runtime import Runtime
+from tests.checkout.builders import open_session, page_path, submit
+from tests.support import make_merchant, scalar
+
+
+def buttons(html: str) -> list[str]:
+    """The operator codes the page offers, in order."""
+    return re.findall(r'name="operator" value="([^"]+)"', html)
+
+
+async def test_the_page_shows_the_merchant_the_amount_and_the_country_s_modes(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime, name="Boutique Awa")
+    checkout = await open_session(client, merchant, country="SN", amount=12500)
+    page = await client.get(page_path(checkout))
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert "Paiement à Boutique Awa" in page.text
+    assert "12\u202f500\u00a0XOF" in page.text
+    assert "Commande 1042" in page.text
+    assert "aucun argent ne circule" in page.text
+    assert buttons(page.text) == ["orange_sn", "free_sn", "wave_sn", "VISA", "MASTERCARD"]
+    assert '<option value="SN" selected>' in page.text
+    benin = await client.get(page_path(checkout), params={"country": "BJ"})
+    assert buttons(benin.text)[:4] == ["mtn", "moov", "celtiis_bj", "coris"]
+
+
+async def test_the_merchant_s_allow_list_narrows_the_modes(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    checkout = await open_session(client, merchant, operators=["moov", "VISA"])
+    page = await client.get(page_path(checkout))
+    assert buttons(page.text) == ["moov", "VISA"]
+    other = await client.get(page_path(checkout), params={"operator": "mtn"})
+    assert "Choisissez comment payer" in other.text  # not offered: back to the choice
+    forced = await client.post(page_path(checkout), data={"operator": "mtn"})
+    assert forced.status_code == 403  # no form of it was ever given
+    allowed = await submit(client, checkout, "moov", phone_number="22997000000")
+    assert allowed.status_code == 303
+
+
+async def test_a_xaf_session_offers_only_what_collects_xaf(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    checkout = await open_session(client, merchant, currency="XAF")
+    page = await client.get(page_path(checkout))
+    assert buttons(page.text) == ["mtn_cg", "VISA", "MASTERCARD"]
+
+
+async def test_a_mode_s_form_asks_only_what_it_needs(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    checkout = await open_session(client, merchant, customer={"firstname": "Awa"})
+    push = (await client.get(page_path(checkout), params={"operator": "mtn"})).text
+    assert 'name="phone_number"' in push and 'name="otp"' not in push
+    assert "Numéros de test" in push
+    otp = (await client.get(page_path(checkout), params={"operator": "orange_sn"})).text
+    assert 'name="otp"' in otp and 'autocomplete="one-time-code"' in otp
+    assert "ne communiquez jamais votre code secret" in otp
+    card = (await client.get(page_path(checkout), params={"operator": "visa"})).text
+    assert 'name="phone_number"' not in card
+    assert 'name="firstname"' not in card  # the session has it
+    assert 'name="lastname"' in card and 'name="email"' in card
+
+
+async def test_bad_input_is_shown_next_to_its_field_and_writes_nothing(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    checkout = await open_session(client, merchant)
+    answer = await submit(client, checkout, "mtn", phone_number="22597000000")
+    assert answer.status_code == 422
+    assert answer.headers["content-type"].startswith("text/html")
+    assert 'id="phone_number-error"' in answer.text
+    assert "indicatif 229" in answer.text
+    assert 'aria-invalid="true"' in answer.text
+    assert 'value="22597000000"' in answer.text  # what was typed stays
+    no_otp = await submit(client, checkout, "orange_sn", phone_number="221770000000")
+    assert no_otp.status_code == 422 and 'id="otp-error"' in no_otp.text
+    card = await submit(client, checkout, "VISA", firstname="Awa", lastname="D", email="non")
+    assert card.status_code == 422 and 'id="email-error"' in card.text
+    assert await scalar(runtime, "SELECT count(*) FROM payments") == 0
+
+
+async def test_a_form_without_its_token_is_refused(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    checkout = await open_session(client, merchant)
+    forged = await client.post(
+        page_path(checkout), data={"operator": "mtn", "phone_number": "22997000000"}
+    )
+    assert forged.status_code == 403 and "Le formulaire a expiré" in forged.text
+    wrong = await client.post(
+        page_path(checkout),
+        data={"operator": "mtn", "phone_number": "22997000000", "csrf": "0" * 64},
+        headers={"Cookie": "cauri_checkout=planted"},
+    )
+    assert wrong.status_code == 403
+    assert await scalar(runtime, "SELECT count(*) FROM payments") == 0
+
+
+@pytest.mark.parametrize("path", ["/checkout/cs_unknown", "/checkout/cs_unknown/attempts/x"])
+async def test_an_unknown_page_is_an_html_404(client: httpx.AsyncClient, path: str) -> None:
+    page = await client.get(path)
+    assert page.status_code == 404
+    assert page.headers["content-type"].startswith("text/html")
+
+
+async def test_an_attempt_is_shown_only_on_its_own_session_s_page(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    first = await open_session(client, merchant)
+    second = await open_session(client, merchant)
+    sent = await submit(client, first, "mtn", phone_number="22997000000")
+    attempt = sent.headers["location"].rsplit("/", 1)[1]
+    elsewhere = await client.get(f"{page_path(second)}/attempts/{attempt}")
+    assert elsewhere.status_code == 404
+
+
+async def test_the_page_is_never_framed_nor_cached_and_runs_no_script(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    checkout = await open_session(client, merchant)
+    page = await client.get(page_path(checkout), params={"operator": "mtn"})
+    policy = page.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in policy and "script-src" not in policy
+    assert "default-src 'none'" in policy
+    assert page.headers["cache-control"] == "no-store"
+    assert "<script" not in page.text
+    cookie = page.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/checkout" in cookie
+    assert len(page.content) < 60_000
