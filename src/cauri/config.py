@@ -20,6 +20,8 @@ class Settings(BaseSettings):
     rate_limit: str = "120/minute"
     # Operators' notifications, per address, counted apart from the merchants' requests.
     callback_rate_limit: str = "1200/minute"
+    # Customers' pages (checkout, card), per address: a carrier's customers share addresses.
+    checkout_rate_limit: str = "1200/minute"
     trusted_proxies: str = ""
     test_settle_delay: float = 10.0
     webhook_retry_delays: str = "10,60,300,1800"

@@ -227,6 +227,27 @@ async def test_operator_callbacks_have_their_own_bucket(runtime: Runtime) -> Non
         assert_limited(await client.post(f"{API}/operator-callbacks/mtn", content=b"{}"))
 
 
+async def test_customers_pages_have_their_own_bucket_and_a_page_for_a_refusal(
+    runtime: Runtime,
+) -> None:
+    """A waiting page refreshes itself and a carrier's customers share addresses: their pages
+    neither take a merchant's budget nor are refused at its rate; a refusal there is a page
+    a person reads, in French."""
+    app = app_with(runtime, rate_limit="3/minute", checkout_rate_limit="5/minute")
+    async with client_of(app) as client:
+        await spend(client, 3)
+        assert_limited(await client.get(f"{API}/payment-modes"))
+        for path in ("/checkout/cs_unknown", "/pay/unknown", "/checkout/cs_x/return"):
+            assert (await client.get(path)).status_code == 404  # not limited
+        await client.get("/checkout/cs_unknown")
+        await client.get("/checkout/cs_unknown")
+        refused = await client.get("/checkout/cs_unknown")
+        assert refused.status_code == 429
+        assert refused.headers["content-type"].startswith("text/html")
+        assert "Patientez une minute" in refused.text
+        assert int(refused.headers["retry-after"]) >= 1
+
+
 async def test_a_window_opens_at_the_first_request_and_gives_the_whole_budget_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -19,6 +19,11 @@ monitoring's scrapes are not a client's requests.
 Operators' notifications have their own bucket (CAURI_CALLBACK_RATE_LIMIT): an operator
 that settles a burst of payments must not be refused, nor take a merchant's budget when
 both share an address.
+
+Customers' pages (the checkout page, the card page) have theirs too
+(CAURI_CHECKOUT_RATE_LIMIT): a waiting page refreshes itself every few seconds, and the
+customers of a carrier share few addresses; its refusal is a page, not JSON, since a person
+reads it. What a checkout session allows its customer is limited apart (five attempts).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from limits import RateLimitItem, parse
 from limits.aio.storage import Storage
 from limits.errors import StorageError
 from limits.storage import storage_from_string
+from starlette.responses import HTMLResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cauri.config import Settings
@@ -46,6 +52,14 @@ log = structlog.get_logger("cauri.ratelimit")
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 CALLBACKS_PATH = "/api/v1/operator-callbacks/"
+CUSTOMER_PAGES = ("/checkout/", "/pay/")
+TOO_MANY_PAGE = (
+    '<!doctype html><html lang="fr"><meta charset="utf-8">'
+    '<meta name="viewport" content="width=device-width, initial-scale=1">'
+    "<title>Trop de requêtes · Cauri</title><main><h1>Trop de requêtes</h1>"
+    "<p>Votre connexion a envoyé trop de requêtes. Patientez une minute, puis réessayez."
+    "</p></main></html>"
+)
 METRICS_PATH = "/metrics"
 
 
@@ -170,6 +184,7 @@ class RateLimitMiddleware:
         self.app = app
         self.item = parse(settings.rate_limit)
         self.callback_item = parse(settings.callback_rate_limit)
+        self.page_item = parse(settings.checkout_rate_limit)
         self.windows: Windows = (
             SharedWindows(settings.redis_url) if settings.redis_url else LocalWindows()
         )
@@ -185,8 +200,11 @@ class RateLimitMiddleware:
         peer = scope["client"][0] if scope.get("client") else None
         key = budget_key(client_ip(peer, forwarded.decode("latin-1") or None, self.trusted))
         item = self.item
+        customer_page = scope["path"].startswith(CUSTOMER_PAGES)
         if scope["path"].startswith(CALLBACKS_PATH):
             item, key = self.callback_item, "callbacks:" + key
+        elif customer_page:
+            item, key = self.page_item, "pages:" + key
         count = await self.windows.hit(item, key)
         if count is None:
             await self.app(scope, receive, send)
@@ -201,5 +219,10 @@ class RateLimitMiddleware:
             return
         retry_after = max(1, count.reset_in)
         # Rendered as every other error is: the same envelope, encoding and content type.
-        refusal = render(RateLimited(headers={"Retry-After": str(retry_after)}))
+        refused = RateLimited(headers={"Retry-After": str(retry_after)})
+        refusal = (
+            HTMLResponse(TOO_MANY_PAGE, status_code=429, headers=refused.headers)
+            if customer_page
+            else render(refused)
+        )
         await refusal(scope, receive, _with_headers(send, budget))
