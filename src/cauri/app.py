@@ -12,6 +12,7 @@ from cauri import jobs, wiring
 from cauri.balance.endpoints import router as balance_router
 from cauri.calls.endpoints import router as callbacks_router
 from cauri.catalogue.endpoints import router as catalogue_router
+from cauri.checkout.endpoints import links_router
 from cauri.checkout.endpoints import router as checkout_router
 from cauri.config import get_settings
 from cauri.console import site as console
@@ -34,6 +35,7 @@ from cauri.refunds.endpoints import router as refunds_router
 from cauri.runtime import Runtime
 from cauri.web.checkout import router as checkout_page_router
 from cauri.web.endpoints import router as web_router
+from cauri.web.payment_links import router as link_page_router
 from cauri.webhooks.endpoints import router as webhooks_router
 from cauri.worker.runner import Worker
 
@@ -78,6 +80,7 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
         payout_test_helpers,
         refunds_router,
         checkout_router,
+        links_router,
         balance_router,
         webhooks_router,
         events_router,
@@ -86,6 +89,7 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(web_router)
     app.include_router(checkout_page_router)
+    app.include_router(link_page_router)
     app.include_router(health_router)
     console.install(app)
     error_handlers.install(app)

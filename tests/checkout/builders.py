@@ -4,6 +4,7 @@ as a browser posts it (the CSRF nonce's cookie with the form's token)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -83,3 +84,44 @@ async def event_types(runtime: Runtime, reference: str) -> list[str]:
         reference=reference,
     )
     return list(types)
+
+
+async def make_link(
+    client: httpx.AsyncClient, merchant: MerchantKeys, *, livemode: bool = False, **fields: Any
+) -> dict[str, Any]:
+    body = {"description": "Cotisation annuelle", "amount": 15000} | fields
+    response = await client.post(
+        "/api/v1/payment-links", json=body, headers=merchant.headers(livemode)
+    )
+    assert response.status_code == 201, response.text
+    link: dict[str, Any] = response.json()["data"]
+    return link
+
+
+async def go_on(client: httpx.AsyncClient, link: dict[str, Any], **fields: str) -> httpx.Response:
+    """Opens the link's page, then goes on with its form's token, as a browser does."""
+    return await (await link_form(client, link))(**fields)
+
+
+async def link_form(
+    client: httpx.AsyncClient, link: dict[str, Any]
+) -> Callable[..., Awaitable[httpx.Response]]:
+    """The link's form as the page gave it, to post now or later."""
+    path = httpx.URL(link["url"]).path
+    shown = await client.get(path)
+    token = _CSRF.search(shown.text)
+    assert token is not None, shown.text
+    cookie = {"Cookie": f"cauri_checkout={_cookie(shown)}"}
+
+    async def post(**fields: str) -> httpx.Response:
+        return await client.post(path, data={"csrf": token.group(1), **fields}, headers=cookie)
+
+    return post
+
+
+async def session_of(client: httpx.AsyncClient, answer: httpx.Response) -> dict[str, Any]:
+    """The checkout session a link's visit was sent to (its page's reference)."""
+    assert answer.status_code == 303, answer.text
+    reference = answer.headers["location"].rsplit("/", 1)[1]
+    assert reference.startswith("cs_")
+    return {"reference": reference, "url": f"http://127.0.0.1/checkout/{reference}"}

@@ -145,5 +145,5 @@ async def test_the_page_is_never_framed_nor_cached_and_runs_no_script(
     assert page.headers["cache-control"] == "no-store"
     assert "<script" not in page.text
     cookie = page.headers["set-cookie"]
-    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/checkout" in cookie
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/;" in cookie
     assert len(page.content) < 60_000

@@ -174,7 +174,8 @@ async def test_route_specific_refusals_are_documented(document: dict[str, Any]) 
     assert codes("post", "/installment-plans/{reference}/cancel", "409") == {"conflict"}
     assert codes("get", "/payments/{reference}", "401") == {"unauthorized", "key_expired"}
     assert codes("post", "/checkout-sessions/{reference}/expire", "409") == {"conflict"}
-    for creation in ("/payments", "/payouts", "/installment-plans", "/checkout-sessions"):
+    creations = ("/payments", "/payouts", "/installment-plans", "/checkout-sessions")
+    for creation in (*creations, "/payment-links"):
         assert {"200", "201"} <= set(document["paths"][f"{API}{creation}"]["post"]["responses"])
 
 
@@ -195,7 +196,7 @@ async def test_request_schemas_carry_the_real_constraints(document: dict[str, An
     assert (plan["minimum"], plan["maximum"]) == (1, 99_999_999)
     assert schemas["PlanCreate"]["properties"]["currency"]["$ref"].endswith("/Currency")
     names = ("PaymentCreate", "PaymentFields", "PayoutCreate", "PlanCreate", "RefundCreate")
-    for name in (*names, "CheckoutSessionCreate"):
+    for name in (*names, "CheckoutSessionCreate", "PaymentLinkCreate"):
         assert schemas[name]["examples"], name
         jsonschema.validate(
             schemas[name]["examples"][0], schemas[name] | {"components": document["components"]}
@@ -234,6 +235,7 @@ async def _world(client: httpx.AsyncClient, merchant: MerchantKeys) -> dict[str,
     checkout = await _post(
         client, merchant, "/checkout-sessions", {"amount": 100, "return_url": "https://b.example"}
     )
+    link = await _post(client, merchant, "/payment-links", {"description": "Don", "amount": 100})
     events = await client.get(f"{API}/events", headers=merchant.headers())
     deliveries = await client.get(f"{API}/webhooks/deliveries", headers=merchant.headers())
     return {
@@ -253,6 +255,8 @@ async def _world(client: httpx.AsyncClient, merchant: MerchantKeys) -> dict[str,
         "/refunds/{reference}": {"reference": refund["reference"]},
         "/checkout-sessions/{reference}": {"reference": checkout["reference"]},
         "/checkout-sessions/{reference}/expire": {"reference": checkout["reference"]},
+        "/payment-links/{reference}": {"reference": link["reference"]},
+        "/payment-links/{reference}/deactivate": {"reference": link["reference"]},
         "/events/{event_id}": {"event_id": events.json()["data"][0]["id"]},
         "/webhooks/deliveries/{delivery_id}/retry": {
             "delivery_id": (deliveries.json()["data"] or [{"id": MISSING}])[0]["id"]

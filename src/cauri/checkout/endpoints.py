@@ -5,7 +5,16 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from cauri.checkout.schemas import CheckoutSessionCreate, CheckoutSessionObject, SessionFilters
+from cauri.checkout.links import payment_links
+from cauri.checkout.schemas import (
+    CheckoutSessionCreate,
+    CheckoutSessionObject,
+    LinkFilters,
+    PaymentLinkCreate,
+    PaymentLinkObject,
+    SessionFilters,
+    link_object,
+)
 from cauri.checkout.service import checkout_sessions
 from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.kit import public_url
@@ -79,3 +88,56 @@ async def expire_checkout_session(
     checkout = await checkout_sessions.expire(session, runtime, caller, reference)
     (shown,) = await checkout_sessions.objects(session, [checkout])
     return ok(shown)
+
+
+links_router = APIRouter(route_class=UnitOfWorkRoute, tags=["payment links"])
+
+
+@links_router.post(
+    "/payment-links",
+    status_code=201,
+    responses=answers(PaymentLinkObject, status=201, replayed=True),
+)
+async def create_payment_link(
+    body: PaymentLinkCreate,
+    request: Request,
+    caller: CallerDep,
+    session: SessionDep,
+    runtime: RuntimeDep,
+) -> JSONResponse:
+    """Makes a payment link to share (`url`, and `qr_code_url` for print): each visit, once
+    the customer goes on, opens a checkout session (201). `amount` null: the customer types
+    it. With an `external_id` already used, the link made then is returned (200)."""
+    base_url = public_url.public_base_url(runtime.settings, request.scope.get("server"))
+    link, created = await payment_links.create(session, runtime, caller, body, base_url)
+    return JSONResponse(ok(link_object(link)), status_code=201 if created else 200)
+
+
+@links_router.get("/payment-links", responses=answers(ListEnvelope[PaymentLinkObject]))
+async def list_payment_links(
+    caller: CallerDep,
+    session: SessionDep,
+    page: PageDep,
+    period: PeriodDep,
+    active: Annotated[bool | None, Query()] = None,
+) -> dict[str, Any]:
+    """The account's payment links in the key's environment, newest first."""
+    rows, total = await payment_links.list(session, caller, page, LinkFilters(active, period))
+    return listing([link_object(link) for link in rows], page, total)
+
+
+@links_router.get("/payment-links/{reference}", responses=answers(PaymentLinkObject))
+async def get_payment_link(
+    reference: str, caller: CallerDep, session: SessionDep
+) -> dict[str, Any]:
+    """One payment link, by its reference or your `external_id`."""
+    return ok(link_object(await payment_links.get(session, caller, reference)))
+
+
+@links_router.post("/payment-links/{reference}/deactivate", responses=answers(PaymentLinkObject))
+async def deactivate_payment_link(
+    reference: str, caller: CallerDep, session: SessionDep, runtime: RuntimeDep
+) -> dict[str, Any]:
+    """No visit opens a session any more (sessions already open stay payable)."""
+    link = await payment_links.deactivate(session, runtime, caller, reference)
+    return ok(link_object(link))

@@ -14,7 +14,7 @@ from cauri.kit.money import Amount, Currency, to_major
 from cauri.kit.period import Period
 from cauri.kit.request_body import RequestBody
 from cauri.kit.validation_messages import pattern
-from cauri.models import CheckoutSession
+from cauri.models import CheckoutSession, PaymentLink
 from cauri.operators.catalogue import COUNTRY_NAMES
 from cauri.payments.schemas import Customer, CustomerObject, OperatorCode, Text255, Url
 
@@ -102,6 +102,7 @@ def session_object(checkout: CheckoutSession, attempts: list[str]) -> dict[str, 
         "payment": None if checkout.payment_id is None else str(checkout.payment_id),
         "attempts": attempts,
         "return_url": checkout.return_url,
+        "payment_link": checkout.payment_link,
         "callback_url": checkout.callback_url,
         "customer": {
             key: checkout.customer.get(key)
@@ -132,11 +133,98 @@ class CheckoutSessionObject(BaseModel):
     completed_at: datetime | None
     payment: str | None = Field(description="The reference of the payment that succeeded.")
     attempts: list[str] = Field(description="The references of the payments tried, oldest first.")
-    return_url: str
+    return_url: str | None = Field(description="Null only for a payment link's session.")
+    payment_link: str | None = Field(description="The payment link whose visit opened it.")
     callback_url: str | None
     customer: CustomerObject
     country: str | None
     operators: list[str] | None
     metadata: dict[str, Any] | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class PaymentLinkCreate(RequestBody):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"description": "Cotisation annuelle", "amount": 15000, "external_id": "cot-2027"},
+                {"description": "Don libre", "amount": None, "min_amount": 500},
+            ]
+        }
+    )
+
+    description: Annotated[str, StringConstraints(min_length=1, max_length=255)]
+    amount: Amount | None = Field(None, description="Null: the customer types it.")
+    min_amount: Amount | None = Field(None, description="Without `amount`: the least typed.")
+    max_amount: Amount | None = Field(None, description="Without `amount`: the most typed.")
+    currency: Currency = Currency.XOF
+    reusable: bool = Field(True, description="False: the link takes one payment.")
+    max_uses: Annotated[int, Field(ge=1, le=1_000_000)] | None = Field(
+        None, description="The payments it takes at most (reusable links)."
+    )
+    expires_at: datetime | None = None
+    return_url: Url | None = None
+    external_id: Annotated[str, StringConstraints(min_length=1, max_length=255)] | None = None
+    metadata: Metadata | None = None
+
+
+@dataclass(frozen=True)
+class LinkFilters:
+    active: bool | None = None
+    period: Period = field(default_factory=Period)
+
+
+def _major(amount: int | None, currency: str) -> int | float | None:
+    return None if amount is None else to_major(amount, currency)
+
+
+def link_object(link: PaymentLink) -> dict[str, Any]:
+    currency = link.currency
+    return {
+        "reference": link.reference,
+        "url": link.url,
+        "qr_code_url": f"{link.url}/qr.svg",
+        "active": link.active,
+        "uses": link.uses,
+        "description": link.description,
+        "amount": _major(link.amount, currency),
+        "min_amount": _major(link.min_amount, currency),
+        "max_amount": _major(link.max_amount, currency),
+        "currency": currency,
+        "reusable": link.reusable,
+        "max_uses": link.max_uses,
+        "expires_at": link.expires_at.isoformat() if link.expires_at else None,
+        "return_url": link.return_url,
+        "external_id": link.external_id,
+        "metadata": link.metadata_,
+        "livemode": link.livemode,
+        "created_at": link.created_at.isoformat(),
+        "updated_at": link.updated_at.isoformat(),
+    }
+
+
+class PaymentLinkObject(BaseModel):
+    """A payment link: a lasting address whose every visit opens a checkout session."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reference: str = Field(description="`plink_` and random bits.")
+    url: str = Field(description="The short address to share: `/l/{code}`.")
+    qr_code_url: str = Field(description="An SVG QR code of `url`, for print.")
+    active: bool
+    uses: int = Field(description="The payments completed through it.")
+    description: str
+    amount: float | None
+    min_amount: float | None
+    max_amount: float | None
+    currency: Currency
+    reusable: bool
+    max_uses: int | None
+    expires_at: datetime | None
+    return_url: str | None
+    external_id: str | None
+    metadata: dict[str, Any] | None
+    livemode: bool
     created_at: datetime
     updated_at: datetime

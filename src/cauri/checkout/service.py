@@ -20,7 +20,7 @@ import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import structlog
@@ -40,14 +40,14 @@ from cauri.kit.money import to_major, to_minor
 from cauri.kit.pagination import Page, paginate
 from cauri.merchants.auth import Caller
 from cauri.merchants.contract import open_modes
-from cauri.models import CheckoutSession, Payment, lookups
+from cauri.models import CheckoutSession, Payment, PaymentLink, lookups
 from cauri.models.checkout import SessionStatus
 from cauri.operators import catalogue
 from cauri.operators.catalogue import PaymentMode
 from cauri.operators.protocol import Outcome
 from cauri.payments import rules
 from cauri.payments.schemas import PaymentFields
-from cauri.payments.service import payments
+from cauri.payments.service import Origin, payments
 from cauri.refunds.schemas import RefundCreate
 from cauri.refunds.service import refunds
 from cauri.runtime import Runtime
@@ -60,6 +60,9 @@ NO_PUBLIC_URL = (
     "CAURI_PUBLIC_URL n'est pas défini : sans lui, le service ne sait pas à quelle adresse "
     "publique envoyer le client payer."
 )
+CLOSED_LINK = "Ce lien de paiement n'est plus actif. Contactez le marchand."
+# How long a link's visit's session stays open: a customer paying now, not a bill kept.
+VISIT_SESSION_SECONDS = 3600
 TOO_MANY_ATTEMPTS = (
     "Trop de tentatives de paiement pour cette commande. Contactez le marchand pour payer "
     "autrement."
@@ -98,6 +101,20 @@ def _check_operators(codes: list[str] | None) -> list[str] | None:
     return spelled
 
 
+def takes_payments(link: PaymentLink, runtime: Runtime) -> bool:
+    """Whether a visit of `link` may pay: active, not past its expiry, below its cap."""
+    if not link.active:
+        return False
+    if link.expires_at is not None and runtime.clock.now() >= link.expires_at:
+        return False
+    return has_room(link)
+
+
+def has_room(link: PaymentLink) -> bool:
+    """Whether `link` is below its cap."""
+    return link.max_uses is None or link.uses < link.max_uses
+
+
 # Annotations outside the class, where `list` is the builtin and not the method.
 Tried = dict[str, list[str]]
 Shown = list[dict[str, Any]]
@@ -121,34 +138,77 @@ class CheckoutService:
                 field="callback_url",
                 allow_private=runtime.settings.webhook_allow_private,
             )
-        operators = _check_operators(body.operators)
-        amount = to_minor(body.amount, body.currency.value)
-        reference = prefixed("cs", 16)
-        now = runtime.clock.now()
         values = {
-            "id": uuid.uuid4(),
-            "reference": reference,
-            "url": _page_url(base_url, reference),
             "merchant_id": caller.merchant_id,
             "livemode": caller.livemode,
             "external_id": body.external_id,
-            "status": SessionStatus.OPEN.value,
-            "amount": amount,
+            "amount": to_minor(body.amount, body.currency.value),
             "currency": body.currency.value,
             "description": body.description,
             "return_url": body.return_url,
             "callback_url": body.callback_url,
             "customer": body.customer.model_dump(),
             "country": body.country.upper() if body.country else None,
-            "operators": operators,
+            "operators": _check_operators(body.operators),
             "metadata": body.metadata,
-            "expires_at": now + timedelta(seconds=body.expires_in),
+        }
+        created = await self._open(session, runtime, values, base_url, body.expires_in)
+        if created is None:
+            return await self.get(session, caller, body.external_id or ""), False
+        return created, True
+
+    async def open_for_link(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        link: PaymentLink,
+        amount: int,
+        base_url: str | None,
+    ) -> CheckoutSession:
+        """A session for a visit of `link`, for `amount` (cauri.checkout.links)."""
+        values = {
+            "merchant_id": link.merchant_id,
+            "livemode": link.livemode,
+            "external_id": None,
+            "amount": amount,
+            "currency": link.currency,
+            "description": link.description,
+            "return_url": link.return_url,
+            "callback_url": None,
+            "customer": {},
+            "country": None,
+            "operators": None,
+            "metadata": link.metadata_,
+            "payment_link": link.reference,
+        }
+        opened = await self._open(session, runtime, values, base_url, VISIT_SESSION_SECONDS)
+        assert opened is not None  # without an external_id, nothing can conflict
+        return opened
+
+    async def _open(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        values: dict[str, Any],
+        base_url: str | None,
+        expires_in: int,
+    ) -> CheckoutSession | None:
+        """Inserts an open session of `values`, with the job that expires it; None when its
+        external_id is taken already."""
+        reference = prefixed("cs", 16)
+        now = runtime.clock.now()
+        row = values | {
+            "id": uuid.uuid4(),
+            "reference": reference,
+            "url": _page_url(base_url, reference),
+            "status": SessionStatus.OPEN.value,
+            "expires_at": now + timedelta(seconds=expires_in),
             "created_at": now,
             "updated_at": now,
         }
         statement = (
             insert(CheckoutSession)
-            .values(values)
+            .values(row)
             .on_conflict_do_nothing(
                 index_elements=[
                     CheckoutSession.merchant_id,
@@ -160,16 +220,15 @@ class CheckoutService:
             .returning(CheckoutSession)
         )
         created = (await session.scalars(statement)).one_or_none()
-        if created is None:
-            return await self.get(session, caller, body.external_id or ""), False
-        await jobs.EXPIRE.enqueue(
-            session,
-            jobs.SessionJob(created.reference),
-            livemode=created.livemode,
-            now=now,
-            delay=body.expires_in,
-        )
-        return created, True
+        if created is not None:
+            await jobs.EXPIRE.enqueue(
+                session,
+                jobs.SessionJob(reference),
+                livemode=created.livemode,
+                now=now,
+                delay=expires_in,
+            )
+        return created
 
     async def get(self, session: AsyncSession, caller: Caller, reference: str) -> CheckoutSession:
         """By reference or by the merchant's external_id, within the caller's environment."""
@@ -312,6 +371,12 @@ class CheckoutService:
         )
         if (tried or 0) >= MAX_ATTEMPTS:
             raise Conflict(TOO_MANY_ATTEMPTS)
+        # A link deactivated or past its expiry since the visit still lets its open sessions
+        # be paid (as Stripe's does); its cap, never.
+        if checkout.payment_link is not None and not has_room(
+            await self._link(session, checkout.payment_link)
+        ):
+            raise Conflict(CLOSED_LINK)
         mode = catalogue.find(form.operator)
         if mode is None or mode not in await self.offered(session, runtime, checkout):
             raise InvalidRequest.field("operator", "Ce moyen de paiement n'est pas proposé ici.")
@@ -327,7 +392,7 @@ class CheckoutService:
             base_url,
             description=checkout.description,
             payment_id=payment_id,
-            checkout_session=checkout.reference,
+            origin=Origin(checkout.reference, checkout.payment_link),
         )
         assert payment is not None  # without an external_id, nothing can conflict
         await payments.initiate(session, runtime, payment, otp=body.otp)
@@ -353,13 +418,17 @@ class CheckoutService:
         checkout = await self.lock(session, payment.checkout_session)
         assert checkout is not None  # the foreign key guarantees it
         now = runtime.clock.now()
-        if checkout.status == SessionStatus.OPEN:
+        is_open = checkout.status == SessionStatus.OPEN
+        if is_open and await self._link_counts(session, checkout, now):
             checkout.status = SessionStatus.COMPLETE.value
             checkout.payment_id = payment.id
             checkout.completed_at = now
             checkout.updated_at = now
             await self._announce(session, checkout, "checkout_session.completed")
             return
+        if is_open:
+            # Its link took its last payment meanwhile (two visits paying at once).
+            await self._close(session, runtime, checkout)
         log.warning(
             "checkout.late_attempt",
             session=checkout.reference,
@@ -369,6 +438,30 @@ class CheckoutService:
         await jobs.REFUND_LATE_ATTEMPT.enqueue(
             session, jobs.AttemptJob(str(payment.id)), livemode=payment.livemode, now=now
         )
+
+    async def _link(self, session: AsyncSession, reference: str) -> PaymentLink:
+        link = await session.scalar(select(PaymentLink).where(PaymentLink.reference == reference))
+        assert link is not None  # the foreign key guarantees it
+        return link
+
+    async def _link_counts(
+        self, session: AsyncSession, checkout: CheckoutSession, now: datetime
+    ) -> bool:
+        """Whether the session's link (if any) takes this payment: counted under the link's
+        lock, deactivated when it reaches its cap; False once the cap is reached."""
+        if checkout.payment_link is None:
+            return True
+        link = await lookups.locked(
+            session, PaymentLink, PaymentLink.reference == checkout.payment_link
+        )
+        assert link is not None  # the foreign key guarantees it
+        if not has_room(link):
+            return False
+        link.uses += 1
+        link.updated_at = now
+        if link.max_uses is not None and link.uses >= link.max_uses:
+            link.active = False
+        return True
 
     async def expire_due(self, session: AsyncSession, runtime: Runtime, reference: str) -> None:
         """The expiry job: a session still open at its `expires_at` expires."""

@@ -20,7 +20,7 @@ Operators' notifications have their own bucket (CAURI_CALLBACK_RATE_LIMIT): an o
 that settles a burst of payments must not be refused, nor take a merchant's budget when
 both share an address.
 
-Customers' pages (the checkout page, the card page) have theirs too
+Customers' pages (the checkout page, a payment link's page, the card page) have theirs too
 (CAURI_CHECKOUT_RATE_LIMIT): a waiting page refreshes itself every few seconds, and the
 customers of a carrier share few addresses; its refusal is a page, not JSON, since a person
 reads it. What a checkout session allows its customer is limited apart (five attempts).
@@ -52,7 +52,7 @@ log = structlog.get_logger("cauri.ratelimit")
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 CALLBACKS_PATH = "/api/v1/operator-callbacks/"
-CUSTOMER_PAGES = ("/checkout/", "/pay/")
+CUSTOMER_PAGES = ("/checkout/", "/pay/", "/l/")
 TOO_MANY_PAGE = (
     '<!doctype html><html lang="fr"><meta charset="utf-8">'
     '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -3,7 +3,7 @@
 from cauri.models.approvals import MoneyApproval
 from cauri.models.audit import AuditEntry
 from cauri.models.base import Base
-from cauri.models.checkout import CheckoutSession
+from cauri.models.checkout import CheckoutSession, PaymentLink
 from cauri.models.connectors import ConnectorAccount, OperatorRoute
 from cauri.models.events import Event, WebhookEndpoint
 from cauri.models.jobs import Job
@@ -39,6 +39,7 @@ __all__ = [
     "OperatorOperation",
     "OperatorRoute",
     "Payment",
+    "PaymentLink",
     "Payout",
     "PayoutApproval",
     "PlanRefund",

@@ -5,7 +5,16 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Index, String, text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    text,
+)
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -53,7 +62,8 @@ class CheckoutSession(Base):
     max_amount: Mapped[int | None] = mapped_column(BigInteger)
     currency: Mapped[str]
     description: Mapped[str | None]
-    return_url: Mapped[str]
+    # None: a payment link's session without one; the receipt is the end of the way.
+    return_url: Mapped[str | None]
     callback_url: Mapped[str | None]
     customer: Mapped[dict[str, Any]] = mapped_column(JSONB)
     country: Mapped[str | None]
@@ -68,5 +78,51 @@ class CheckoutSession(Base):
         UUID(as_uuid=True),
         ForeignKey("payments.id", use_alter=True, name="fk_checkout_sessions_payment_id_payments"),
     )
+    # The payment link whose visit opened it, if any.
+    payment_link: Mapped[str | None] = mapped_column(ForeignKey("payment_links.reference"))
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+
+class PaymentLink(Base):
+    """A lasting address (`/l/{code}`) whose every visit, once the customer goes on, opens a
+    checkout session. `uses` counts the sessions completed through it; a link that is not
+    `reusable` takes one, and `max_uses` caps a reusable one. `amount` None: the customer
+    types it, within `min_amount` and `max_amount`."""
+
+    __tablename__ = "payment_links"
+    __table_args__ = (
+        Index(
+            "uq_payment_links_external_id",
+            "merchant_id",
+            "livemode",
+            "external_id",
+            unique=True,
+            postgresql_where=text("external_id IS NOT NULL"),
+        ),
+        Index("ix_payment_links_list", "merchant_id", "livemode", "created_at"),
+        CheckConstraint("uses >= 0 AND (max_uses IS NULL OR uses <= max_uses)", name="uses"),
+        CheckConstraint("amount IS NULL OR amount > 0", name="amount_positive"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    reference: Mapped[str] = mapped_column(String, unique=True)
+    code: Mapped[str] = mapped_column(String, unique=True)
+    url: Mapped[str]
+    merchant_id: Mapped[str] = mapped_column(ForeignKey("merchants.id"))
+    livemode: Mapped[bool]
+    external_id: Mapped[str | None]
+    description: Mapped[str]
+    amount: Mapped[int | None] = mapped_column(BigInteger)
+    min_amount: Mapped[int | None] = mapped_column(BigInteger)
+    max_amount: Mapped[int | None] = mapped_column(BigInteger)
+    currency: Mapped[str]
+    reusable: Mapped[bool] = mapped_column(Boolean)
+    max_uses: Mapped[int | None] = mapped_column(Integer)
+    uses: Mapped[int] = mapped_column(Integer, server_default="0")
+    active: Mapped[bool] = mapped_column(Boolean)
+    expires_at: Mapped[datetime | None]
+    return_url: Mapped[str | None]
+    metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSONB)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]

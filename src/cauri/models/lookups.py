@@ -9,12 +9,12 @@ from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
-from cauri.models.checkout import CheckoutSession
+from cauri.models.checkout import CheckoutSession, PaymentLink
 from cauri.models.payments import Payment
 from cauri.models.payouts import Payout
 from cauri.models.plans import InstallmentPlan
 
-Owned = TypeVar("Owned", Payment, Payout, InstallmentPlan, CheckoutSession)
+Owned = TypeVar("Owned", Payment, Payout, InstallmentPlan, CheckoutSession, PaymentLink)
 Row = TypeVar("Row")
 
 

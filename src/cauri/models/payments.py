@@ -67,6 +67,8 @@ class Payment(Base):
     # The reference of the checkout session this payment was tried from (an attempt), if
     # any: the payment object shows it as it is.
     checkout_session: Mapped[str | None] = mapped_column(ForeignKey("checkout_sessions.reference"))
+    # The payment link whose session it was tried from, if any.
+    payment_link: Mapped[str | None] = mapped_column(ForeignKey("payment_links.reference"))
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
 

@@ -161,6 +161,7 @@ def payment_object(payment: Payment, *, for_event: bool = False) -> dict[str, An
         "customer": _customer(payment),
         "payment_url": payment.payment_url,
         "checkout_session": payment.checkout_session,
+        "payment_link": payment.payment_link,
         **failure_fields(payment.status, payment.failure_reason),
         "metadata": payment.metadata_,
         "livemode": payment.livemode,
@@ -224,6 +225,9 @@ class PaymentObject(BaseModel):
     )
     checkout_session: str | None = Field(
         description="The checkout session this payment was tried from, if any."
+    )
+    payment_link: str | None = Field(
+        description="The payment link whose session this payment was tried from, if any."
     )
     failure_code: str | None = Field(description="Why it failed (snake_case); null unless failed.")
     failure_message: str | None = Field(description="The same, in a French sentence.")

@@ -90,6 +90,15 @@ class Instalment:
     creation_fee_part: int
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where a payment was tried from: a checkout session, opened by a payment link or not
+    (cauri.checkout)."""
+
+    checkout_session: str
+    payment_link: str | None = None
+
+
 # Built once, executed with the row's values: a statement built per payment with
 # `.values(...)` regenerates its cache key on every request. Only the external_id index is an
 # arbiter, and a payment without external_id never conflicts on it. A Core INSERT on the
@@ -329,7 +338,7 @@ class PaymentService:
         payment_id: uuid.UUID,
         instalment: Instalment | None = None,
         answer: OperatorResult | None = None,
-        checkout_session: str | None = None,
+        origin: Origin | None = None,
     ) -> dict[str, Any]:
         """The new payment's row."""
         now = runtime.clock.now()
@@ -364,8 +373,11 @@ class PaymentService:
                 "plan_id": instalment.plan_id,
                 "plan_fee_amount": instalment.creation_fee_part,
             }
-        if checkout_session is not None:
-            values["checkout_session"] = checkout_session
+        if origin is not None:
+            values |= {
+                "checkout_session": origin.checkout_session,
+                "payment_link": origin.payment_link,
+            }
         if answer is not None:
             values |= {
                 "status": answer.outcome.value,
@@ -388,7 +400,7 @@ class PaymentService:
         instalment: Instalment | None = None,
         payment_id: uuid.UUID | None = None,
         answer: OperatorResult | None = None,
-        checkout_session: str | None = None,
+        origin: Origin | None = None,
     ) -> Payment | None:
         """Inserts the payment, pending, or as `answer` (the operator's, asked first) leaves
         it; None when `external_id` is already taken (a replay). The caller then engages the
@@ -404,7 +416,7 @@ class PaymentService:
             instalment=instalment,
             payment_id=payment_id or uuid.uuid4(),
             answer=answer,
-            checkout_session=checkout_session,
+            origin=origin,
         )
         return (await session.scalars(_INSERT, values)).one_or_none()
 

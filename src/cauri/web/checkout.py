@@ -53,36 +53,40 @@ CSRF_FIELD = "csrf"
 REFRESH_EVERY = 3
 
 
-def _nonce(request: Request) -> str:
+def nonce_of(request: Request) -> str:
     return request.cookies.get(NONCE_COOKIE) or secrets.token_urlsafe(32)
 
 
-def _token(nonce: str, reference: str) -> str:
+def form_token(nonce: str, reference: str) -> str:
     return hmac.new(nonce.encode(), reference.encode(), hashlib.sha256).hexdigest()
 
 
-def _token_valid(request: Request, reference: str, sent: str | None) -> bool:
+def token_valid(request: Request, reference: str, sent: str | None) -> bool:
     nonce = request.cookies.get(NONCE_COOKIE)
     if nonce is None or not sent:
         return False
-    return hmac.compare_digest(sent.encode(errors="replace"), _token(nonce, reference).encode())
+    return hmac.compare_digest(sent.encode(errors="replace"), form_token(nonce, reference).encode())
 
 
-def _with_nonce(response: Response, nonce: str) -> Response:
+def with_nonce(response: Response, nonce: str) -> Response:
     # Secure: browsers treat http://127.0.0.1 and localhost as secure, so it holds in
     # development too. Strict: no other site's page can make a request that carries it.
+    # Path /: a payment link's page (/l/…) posts with it too.
     response.set_cookie(
-        NONCE_COOKIE, nonce, path=PREFIX, secure=True, httponly=True, samesite="strict"
+        NONCE_COOKIE, nonce, path="/", secure=True, httponly=True, samesite="strict"
     )
     return response
 
 
-def _base_url(request: Request, runtime: Runtime) -> str | None:
+def base_url_of(request: Request, runtime: Runtime) -> str | None:
     return public_url.public_base_url(runtime.settings, request.scope.get("server"))
 
 
-def back_to_merchant(checkout: CheckoutSession) -> str:
-    """The merchant's return_url with `checkout_session=REF` added to its query."""
+def back_to_merchant(checkout: CheckoutSession) -> str | None:
+    """The merchant's return_url with `checkout_session=REF` added to its query; None for a
+    payment link's session without one (the receipt ends the way)."""
+    if checkout.return_url is None:
+        return None
     separator = "&" if "?" in checkout.return_url else "?"
     return f"{checkout.return_url}{separator}checkout_session={checkout.reference}"
 
@@ -158,7 +162,7 @@ def _form(
     errors: dict[str, list[str]],
     status_code: int = 200,
 ) -> Response:
-    nonce = _nonce(request)
+    nonce = nonce_of(request)
     customer = checkout.customer
     number = values.get("phone_number") or customer.get("phone_number") or ""
     context |= {
@@ -173,10 +177,10 @@ def _form(
         else [],
         "values": values | {"phone_number": number},
         "errors": errors,
-        "csrf": _token(nonce, checkout.reference),
+        "csrf": form_token(nonce, checkout.reference),
         "test_numbers": not checkout.livemode and not mode.is_card,
     }
-    return _with_nonce(page(request, "checkout.html", context, status_code), nonce)
+    return with_nonce(page(request, "checkout.html", context, status_code), nonce)
 
 
 async def _closed(
@@ -233,13 +237,13 @@ async def attempt(
         raise NotFound("Ce moyen de paiement n'existe pas.")
     form = AttemptForm(operator, phone_number, otp, firstname, lastname, email)
     values = {k: v for k, v in vars(form).items() if isinstance(v, str) and k != "otp"}
-    if not _token_valid(request, reference, csrf):
+    if not token_valid(request, reference, csrf):
         expired_form = {"form": ["Le formulaire a expiré : vérifiez et envoyez-le de nouveau."]}
         return _form(request, checkout, context, mode, values, expired_form, 403)
     payment_id = uuid.uuid4()
     try:
         payment = await checkout_sessions.attempt(
-            session, runtime, reference, form, payment_id, _base_url(request, runtime)
+            session, runtime, reference, form, payment_id, base_url_of(request, runtime)
         )
     except InvalidRequest as invalid:
         errors = invalid.details or {"form": [invalid.message]}
