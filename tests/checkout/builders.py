@@ -34,6 +34,7 @@ async def open_session(
 
 
 def page_path(checkout: dict[str, Any]) -> str:
+    """The path of the session's page (its `url` is under CAURI_PUBLIC_URL)."""
     path = httpx.URL(checkout["url"]).path
     assert path == f"/checkout/{checkout['reference']}"
     return path

@@ -382,7 +382,7 @@ class CheckoutService:
             raise InvalidRequest.field("operator", "Ce moyen de paiement n'est pas proposé ici.")
         body = _payment_fields(checkout, form, mode, f"{_page_url(base_url, reference)}/return")
         caller = Caller(checkout.merchant_id, checkout.livemode)
-        priced = await payments.price(session, runtime, caller, body)
+        priced = await payments.price(session, runtime, caller, body, own_return_page=True)
         payment = await payments.record(
             session,
             runtime,

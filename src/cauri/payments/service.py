@@ -306,13 +306,17 @@ class PaymentService:
         body: PaymentFields,
         *,
         instalment: bool = False,
+        own_return_page: bool = False,
     ) -> Priced:
         """Every rule a payment obeys before an operator is engaged, and its commission.
         An instalment's customer always bears the commission: the plan's arithmetic (what
-        counts toward the target, what its escrow holds) is the spec's. Writes nothing."""
+        counts toward the target, what its escrow holds) is the spec's. `own_return_page`:
+        `return_url` is Cauri's own page (a checkout session's), under CAURI_PUBLIC_URL,
+        which the operator of this service chose; a merchant's is checked. Writes nothing."""
         mode = rules.resolve_mode(body)
         checked = rules.check(body, mode)
-        rules.check_return_url(body.return_url, livemode=caller.livemode)
+        if not own_return_page:
+            rules.check_return_url(body.return_url, livemode=caller.livemode)
         if body.callback_url is not None:
             url_safety.require_safe(
                 body.callback_url,
