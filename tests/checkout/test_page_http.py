@@ -7,7 +7,9 @@ import re
 
 import httpx
 import pytest
+import structlog
 
+from cauri.checkout.service import checkout_sessions
 from cauri.runtime import Runtime
 from tests.checkout.builders import open_session, page_path, submit
 from tests.support import make_merchant, scalar
@@ -147,3 +149,23 @@ async def test_the_page_is_never_framed_nor_cached_and_runs_no_script(
     cookie = page.headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/;" in cookie
     assert len(page.content) < 60_000
+
+
+async def test_a_crash_is_a_french_page_that_shows_nothing_of_it(
+    client: httpx.AsyncClient, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    merchant = await make_merchant(runtime)
+    checkout = await open_session(client, merchant)
+
+    async def broken(*_: object) -> None:
+        raise RuntimeError("détail interne 12345")
+
+    monkeypatch.setattr(checkout_sessions, "offered", broken)
+    with structlog.testing.capture_logs() as logged:
+        answer = await client.get(page_path(checkout))
+    assert [entry["event"] for entry in logged].count("http.unhandled_error") == 1
+    assert answer.status_code == 500
+    assert answer.headers["content-type"].startswith("text/html")
+    assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]
+    assert "rien n&#39;a été enregistré" in answer.text
+    assert "12345" not in answer.text and "RuntimeError" not in answer.text

@@ -15,8 +15,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.templating import Jinja2Templates
 
 from cauri.http import UnitOfWorkRoute
-from cauri.kit.error_handlers import validation_error
-from cauri.kit.errors import CauriError
+from cauri.kit.error_handlers import log_crash, validation_error
+from cauri.kit.errors import CauriError, ServerError
 from cauri.kit.money import EXPONENT
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
@@ -37,7 +37,12 @@ ERROR_TITLES = {
     404: "Paiement introuvable",
     409: "Paiement déjà traité",
     422: "Demande invalide",
+    500: "Erreur interne",
 }
+CRASHED = (
+    "Une erreur interne est survenue ; rien n'a été enregistré. Réessayez dans un instant : "
+    "si vous avez validé un paiement sur votre téléphone, il n'est pas perdu."
+)
 
 NARROW_NBSP = "\u202f"
 
@@ -81,5 +86,10 @@ class PageRoute(UnitOfWorkRoute):
                 return error_page(request, error)
             except RequestValidationError as invalid:
                 return error_page(request, validation_error(invalid))
+            except Exception as crash:
+                # A customer gets a page, not the API's envelope (the unit of work has rolled
+                # back); the crash is logged whole, as the API's are.
+                log_crash(request.url.path, crash)
+                return error_page(request, ServerError(CRASHED))
 
         return handle

@@ -1,0 +1,233 @@
+"""The checkout page in a real headless Chromium, as a customer uses it on a phone (375 px
+wide, in French): the session is opened over real HTTP, the customer picks a mode, types a
+number as people do, pays, and goes back to the merchant's return page."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+import pytest
+from playwright.async_api import Page, ViewportSize, expect
+
+from cauri.kit.clock import ManualClock
+from cauri.runtime import Runtime
+from cauri.web.rendering import format_amount
+from tests.checkout.builders import fetch, open_session
+from tests.checkout.screenshots import PHONE_WIDTH, screenshot
+from tests.support import MerchantKeys, make_merchant
+from tests.web.conftest import browser as browser
+from tests.web.conftest import http as http
+from tests.web.conftest import page as page
+from tests.web.conftest import return_page as return_page
+from tests.web.conftest import server as server
+from tests.web.receiver import ReturnPage
+
+pytestmark = pytest.mark.browser
+
+PHONE: ViewportSize = {"width": PHONE_WIDTH, "height": 740}
+AMOUNT = format_amount(5000, "XOF")  # builders.session_body's amount
+ATTEMPT = re.compile(r"/checkout/cs_[^/]+/attempts/[^/?]+$")
+
+
+async def open_checkout(
+    runtime: Runtime, http: httpx.AsyncClient, return_page: ReturnPage, **overrides: Any
+) -> tuple[MerchantKeys, dict[str, Any]]:
+    """A merchant, and a session of theirs in Benin that ends on the real return page."""
+    merchant = await make_merchant(runtime, name="Boutique Awa")
+    checkout = await open_session(
+        http, merchant, country="BJ", return_url=return_page.url, **overrides
+    )
+    return merchant, checkout
+
+
+async def visit(page: Page, checkout: dict[str, Any], status: int = 200) -> None:
+    """Opens the session's page on a phone."""
+    await page.set_viewport_size(PHONE)
+    response = await page.goto(checkout["url"])
+    assert response is not None and response.status == status
+
+
+async def assert_no_horizontal_scroll(page: Page) -> None:
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE_WIDTH, f"the page is {width} px wide at {PHONE_WIDTH} px"
+
+
+async def choose(page: Page, mode: str) -> None:
+    await page.get_by_role("button", name=mode, exact=True).click()
+    await expect(page.get_by_role("heading", level=2)).to_have_text(mode)
+
+
+async def pay_by_push(page: Page, mode: str, number: str) -> str:
+    """Types the number into the mode's form and pays; returns the attempt's reference."""
+    await choose(page, mode)
+    await page.get_by_label(f"Numéro {mode}").fill(number)
+    await page.get_by_role("button", name=f"Payer {AMOUNT}").click()
+    await expect(page).to_have_url(ATTEMPT)
+    return page.url.rsplit("/", 1)[1]
+
+
+async def test_a_mobile_money_push_pays_and_goes_back_to_the_merchant(
+    page: Page, http: httpx.AsyncClient, runtime: Runtime, return_page: ReturnPage
+) -> None:
+    merchant, checkout = await open_checkout(runtime, http, return_page)
+    reference = checkout["reference"]
+
+    await visit(page, checkout)
+    await expect(page).to_have_title("Paiement à Boutique Awa · Cauri")
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Paiement à Boutique Awa")
+    await expect(page.locator("#amount")).to_have_text(AMOUNT)
+    await expect(page.get_by_text("Commande 1042")).to_be_visible()
+    await expect(page.get_by_role("note")).to_contain_text("Mode test")
+    await expect(page.get_by_role("note")).to_contain_text("aucun argent ne circule")
+    await expect(page.get_by_role("combobox", name="Pays")).to_have_value("BJ")
+    await expect(page.get_by_role("button", name="MTN Mobile Money Bénin")).to_be_visible()
+    await assert_no_horizontal_scroll(page)
+    await screenshot(page, "choice")
+
+    await choose(page, "MTN Mobile Money Bénin")
+    number = page.get_by_label("Numéro MTN Mobile Money Bénin")
+    await expect(number).to_have_accessible_description("Avec ou sans l'indicatif +229.")
+    await expect(page.locator("#test-numbers")).to_contain_text("…0000 : réussi aussitôt")
+    await assert_no_horizontal_scroll(page)
+    await number.fill("97 00 00 00")
+    await page.get_by_role("button", name=f"Payer {AMOUNT}").click()
+
+    await expect(page).to_have_url(ATTEMPT)
+    paid = page.url.rsplit("/", 1)[1]
+    await expect(page.get_by_role("status")).to_have_text("Paiement réussi. Merci !")
+    await expect(page.locator("#number")).to_have_text("2299700****")
+    await expect(page.locator("main")).not_to_contain_text("22997000000")
+    await expect(page.locator("dd.total")).to_have_text(AMOUNT)
+    await assert_no_horizontal_scroll(page)
+    await screenshot(page, "receipt")
+
+    await page.get_by_role("link", name="Retourner sur le site de Boutique Awa").click()
+    await page.wait_for_url(f"{return_page.url}?**")
+    await expect(page.get_by_role("heading")).to_have_text("Merci pour votre commande")
+    assert return_page.visits == [{"checkout_session": [reference]}]
+
+    found = await fetch(http, merchant, reference)
+    assert found["status"] == "complete"
+    assert (found["payment"], found["attempts"]) == (paid, [paid])
+
+
+async def test_a_refusal_then_another_mode_completes_the_session(
+    page: Page, http: httpx.AsyncClient, runtime: Runtime, return_page: ReturnPage
+) -> None:
+    merchant, checkout = await open_checkout(runtime, http, return_page)
+    await visit(page, checkout)
+
+    refused = await pay_by_push(page, "MTN Mobile Money Bénin", "97 00 00 01")
+    await expect(page.get_by_role("alert")).to_have_text(
+        "L'opérateur a refusé l'opération dès la demande."
+    )
+    await expect(page.get_by_role("link", name="Retourner sur le site")).to_have_count(0)
+    await page.get_by_role("link", name="Réessayer").click()
+    await expect(page.get_by_role("heading", name="Choisissez comment payer")).to_be_visible()
+
+    paid = await pay_by_push(page, "Moov Money Bénin", "+229 97 00 00 00")
+    await expect(page.get_by_role("status")).to_have_text("Paiement réussi. Merci !")
+    await expect(page.locator("#number")).to_have_text("2299700****")
+    await expect(
+        page.get_by_role("link", name="Retourner sur le site de Boutique Awa")
+    ).to_be_visible()
+
+    found = await fetch(http, merchant, checkout["reference"])
+    assert found["status"] == "complete"
+    assert (found["payment"], found["attempts"]) == (paid, [refused, paid])
+
+
+async def test_a_pending_attempt_shows_the_success_once_decided(
+    page: Page, http: httpx.AsyncClient, runtime: Runtime, return_page: ReturnPage
+) -> None:
+    merchant, checkout = await open_checkout(runtime, http, return_page)
+    await visit(page, checkout)
+
+    pending = await pay_by_push(page, "MTN Mobile Money Bénin", "97000002")
+    await expect(page.get_by_role("status")).to_have_text(
+        "Validez le paiement sur votre téléphone (2299700****)."
+    )
+    await expect(page.get_by_role("link", name="Essayer autrement")).to_be_visible()
+    await expect(page.locator('meta[http-equiv="refresh"]')).to_have_attribute("content", "3")
+
+    decided = await http.post(
+        f"/api/v1/test-helpers/payments/{pending}/succeed", headers=merchant.headers()
+    )
+    assert decided.status_code == 200, decided.text
+    # The page asks again on its own (every 3 s) and shows the outcome.
+    await expect(page.get_by_role("status")).to_have_text(
+        "Paiement réussi. Merci !", timeout=15_000
+    )
+    await expect(page).to_have_url(ATTEMPT)
+    await expect(page.locator('meta[http-equiv="refresh"]')).to_have_count(0)
+    await expect(page.get_by_role("link", name="Essayer autrement")).to_have_count(0)
+    await expect(
+        page.get_by_role("link", name="Retourner sur le site de Boutique Awa")
+    ).to_be_visible()
+    assert (await fetch(http, merchant, checkout["reference"]))["status"] == "complete"
+
+
+async def test_a_card_is_paid_on_cauri_s_card_page_and_comes_back(
+    page: Page, http: httpx.AsyncClient, runtime: Runtime, return_page: ReturnPage
+) -> None:
+    merchant, checkout = await open_checkout(runtime, http, return_page)
+    await visit(page, checkout)
+
+    await choose(page, "Carte VISA")
+    await expect(page.get_by_label(re.compile("^Numéro"))).to_have_count(0)
+    await assert_no_horizontal_scroll(page)
+    await page.get_by_label("Prénom du titulaire", exact=True).fill("Awa")
+    await page.get_by_label("Nom du titulaire", exact=True).fill("Diallo")
+    await page.get_by_label("E-mail", exact=True).fill("awa@example.com")
+    await page.get_by_role("button", name=f"Payer {AMOUNT}").click()
+
+    await expect(page).to_have_url(re.compile(r"/pay/[^/]+$"))
+    await expect(page.get_by_text("Awa Diallo")).to_be_visible()
+    await page.get_by_role("button", name=re.compile(r"^Payer ")).click()
+
+    await expect(page).to_have_url(ATTEMPT)
+    paid = page.url.rsplit("/", 1)[1]
+    await expect(page.get_by_role("status")).to_have_text("Paiement réussi. Merci !")
+    await expect(page.get_by_text("Carte VISA")).to_be_visible()
+    found = await fetch(http, merchant, checkout["reference"])
+    assert (found["status"], found["payment"]) == ("complete", paid)
+
+
+async def test_an_expired_session_says_so(
+    page: Page,
+    http: httpx.AsyncClient,
+    runtime: Runtime,
+    return_page: ReturnPage,
+    clock: ManualClock,
+) -> None:
+    _, checkout = await open_checkout(runtime, http, return_page, expires_in=300)
+    clock.advance(301)  # the served app's clock runs from the test's
+
+    await visit(page, checkout, status=410)
+    await expect(page.get_by_role("alert")).to_have_text(
+        "Cette page de paiement a expiré. Demandez un nouveau lien au marchand."
+    )
+    await expect(page.get_by_role("button")).to_have_count(0)
+    await assert_no_horizontal_scroll(page)
+
+
+async def test_a_number_of_another_country_is_refused_next_to_its_field(
+    page: Page, http: httpx.AsyncClient, runtime: Runtime, return_page: ReturnPage
+) -> None:
+    merchant, checkout = await open_checkout(runtime, http, return_page)
+    await visit(page, checkout)
+    await choose(page, "MTN Mobile Money Bénin")
+    number = page.get_by_label("Numéro MTN Mobile Money Bénin")
+    await number.fill("+225 07 00 00 00 00")
+    await page.get_by_role("button", name=f"Payer {AMOUNT}").click()
+
+    await expect(page.get_by_role("alert")).to_have_text("Vérifiez les champs signalés.")
+    await expect(number).to_have_attribute("aria-invalid", "true")
+    await expect(number).to_have_value("+225 07 00 00 00 00")
+    await expect(page.locator("#phone_number-error")).to_contain_text("indicatif 229")
+    await expect(number).to_have_accessible_description(re.compile("indicatif 229"))
+    await assert_no_horizontal_scroll(page)
+    found = await fetch(http, merchant, checkout["reference"])
+    assert (found["status"], found["attempts"]) == ("open", [])
