@@ -12,6 +12,7 @@ import structlog
 from cauri.checkout.service import checkout_sessions
 from cauri.runtime import Runtime
 from tests.checkout.builders import open_session, page_path, submit
+from tests.payments.builders import set_fee
 from tests.support import make_merchant, scalar
 
 
@@ -169,3 +170,22 @@ async def test_a_crash_is_a_french_page_that_shows_nothing_of_it(
     assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]
     assert "rien n&#39;a été enregistré" in answer.text
     assert "12345" not in answer.text and "RuntimeError" not in answer.text
+
+
+async def test_the_customer_sees_the_commission_they_pay_before_paying(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    await set_fee(runtime, merchant.id, "mtn", percent="2", fixed=0)
+    await set_fee(runtime, merchant.id, "moov", disabled=True)
+    checkout = await open_session(client, merchant, amount=10000)
+    choice = await client.get(page_path(checkout))
+    assert "moov" not in buttons(choice.text)  # closed to this account: never offered
+    form = await client.get(page_path(checkout), params={"operator": "mtn"})
+    assert 'id="fee">200\u00a0XOF' in form.text
+    assert 'id="total">10\u202f200\u00a0XOF' in form.text
+    assert "Payer 10\u202f200\u00a0XOF" in form.text
+    sent = await submit(client, checkout, "mtn", phone_number="22997000000")
+    attempt = sent.headers["location"].rsplit("/", 1)[1]
+    paid = await client.get(f"/api/v1/payments/{attempt}", headers=merchant.headers())
+    assert (paid.json()["data"]["fee_amount"], paid.json()["data"]["total_amount"]) == (200, 10200)

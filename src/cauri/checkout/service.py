@@ -39,7 +39,7 @@ from cauri.kit.ids import prefixed
 from cauri.kit.money import to_major, to_minor
 from cauri.kit.pagination import Page, paginate
 from cauri.merchants.auth import Caller
-from cauri.merchants.contract import open_modes
+from cauri.merchants.contract import FeeBearer, open_modes, payment_terms
 from cauri.models import CheckoutSession, Payment, PaymentLink, lookups
 from cauri.models.checkout import SessionStatus
 from cauri.operators import catalogue
@@ -348,6 +348,23 @@ class CheckoutService:
             session, checkout.merchant_id, checkout.livemode, candidates, runtime.operators
         )
         return [mode for mode, _ in opened]
+
+    async def commission(
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        checkout: CheckoutSession,
+        mode: PaymentMode,
+    ) -> int:
+        """What the customer would pay on top of the amount with `mode`: the commission
+        when the account's customers bear it, else 0 (shown before they pay)."""
+        assert checkout.amount is not None  # every session has one until plans
+        terms = await payment_terms(
+            session, checkout.merchant_id, checkout.livemode, mode, runtime.operators
+        )
+        if terms.fee_bearer is not FeeBearer.CUSTOMER:
+            return 0
+        return terms.fee(checkout.amount, checkout.currency)
 
     async def attempt(
         self,

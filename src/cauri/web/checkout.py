@@ -23,6 +23,7 @@ import hashlib
 import hmac
 import secrets
 import uuid
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Query, Request
@@ -141,7 +142,7 @@ async def checkout_page(
     modes = await checkout_sessions.offered(session, runtime, checkout)
     chosen = catalogue.find(operator) if operator else None
     if chosen is not None and chosen in modes:
-        return _form(request, checkout, context, chosen, {}, {})
+        return await _form(request, session, runtime, checkout, context, chosen, {}, {})
     picked = _chosen_country(checkout, country, modes)
     context |= {
         "step": "choose",
@@ -153,8 +154,10 @@ async def checkout_page(
     return page(request, "checkout.html", context)
 
 
-def _form(
+async def _form(
     request: Request,
+    session: AsyncSession,
+    runtime: Runtime,
     checkout: CheckoutSession,
     context: dict[str, Any],
     mode: PaymentMode,
@@ -164,6 +167,8 @@ def _form(
 ) -> Response:
     nonce = nonce_of(request)
     customer = checkout.customer
+    assert checkout.amount is not None  # every session has one until plans
+    fee = await checkout_sessions.commission(session, runtime, checkout, mode)
     number = values.get("phone_number") or customer.get("phone_number") or ""
     context |= {
         "step": "pay",
@@ -179,6 +184,8 @@ def _form(
         "errors": errors,
         "csrf": form_token(nonce, checkout.reference),
         "test_numbers": not checkout.livemode and not mode.is_card,
+        "fee": format_amount(fee, checkout.currency) if fee else None,
+        "total": format_amount(checkout.amount + fee, checkout.currency),
     }
     return with_nonce(page(request, "checkout.html", context, status_code), nonce)
 
@@ -237,19 +244,21 @@ async def attempt(
         raise NotFound("Ce moyen de paiement n'existe pas.")
     form = AttemptForm(operator, phone_number, otp, firstname, lastname, email)
     values = {k: v for k, v in vars(form).items() if isinstance(v, str) and k != "otp"}
+    # The same form again, with what was typed and what is wrong with it.
+    again = partial(_form, request, session, runtime, checkout, context, mode, values)
     if not token_valid(request, reference, csrf):
-        expired_form = {"form": ["Le formulaire a expiré : vérifiez et envoyez-le de nouveau."]}
-        return _form(request, checkout, context, mode, values, expired_form, 403)
+        return await again(
+            {"form": ["Le formulaire a expiré : vérifiez et envoyez-le de nouveau."]}, 403
+        )
     payment_id = uuid.uuid4()
     try:
         payment = await checkout_sessions.attempt(
             session, runtime, reference, form, payment_id, base_url_of(request, runtime)
         )
     except InvalidRequest as invalid:
-        errors = invalid.details or {"form": [invalid.message]}
-        return _form(request, checkout, context, mode, values, errors, 422)
+        return await again(invalid.details or {"form": [invalid.message]}, 422)
     except Conflict as refused:  # too many attempts, or closed meanwhile
-        return _form(request, checkout, context, mode, values, {"form": [refused.message]}, 409)
+        return await again({"form": [refused.message]}, 409)
     except PaymentFailed:
         # Refused at once: the failed attempt is recorded (kept), and shown.
         return RedirectResponse(f"{PREFIX}/{reference}/attempts/{payment_id}", status_code=303)
