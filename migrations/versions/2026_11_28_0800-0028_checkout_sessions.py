@@ -76,8 +76,6 @@ def upgrade() -> None:
         sa.Column("external_id", sa.String(), nullable=True),
         sa.Column("status", sa.String(), nullable=False),
         sa.Column("amount", sa.BigInteger(), nullable=True),
-        sa.Column("min_amount", sa.BigInteger(), nullable=True),
-        sa.Column("max_amount", sa.BigInteger(), nullable=True),
         sa.Column("currency", sa.String(), nullable=False),
         sa.Column("description", sa.String(), nullable=True),
         sa.Column("return_url", sa.String(), nullable=True),
@@ -89,6 +87,14 @@ def upgrade() -> None:
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("completed_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("payment_id", postgresql.UUID(as_uuid=True), nullable=True),
+        sa.Column(
+            "plan_id",
+            postgresql.UUID(as_uuid=True),
+            sa.ForeignKey(
+                "installment_plans.id", name=op.f("fk_checkout_sessions_plan_id_installment_plans")
+            ),
+            nullable=True,
+        ),
         sa.Column(
             "payment_link",
             sa.String(),

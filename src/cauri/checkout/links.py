@@ -7,18 +7,22 @@ the link; one that would complete past its cap is refunded instead (cauri.checko
 
 from __future__ import annotations
 
-import re
 import string
 import uuid
 from collections.abc import Sequence
-from decimal import Decimal
 
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.checkout.schemas import LinkFilters, PaymentLinkCreate
-from cauri.checkout.service import CLOSED_LINK, NO_PUBLIC_URL, checkout_sessions, takes_payments
+from cauri.checkout.service import (
+    CLOSED_LINK,
+    NO_PUBLIC_URL,
+    checkout_sessions,
+    takes_payments,
+    typed_amount,
+)
 from cauri.kit.errors import Conflict, InvalidRequest, NotFound, ServerError
 from cauri.kit.ids import prefixed, random_text
 from cauri.kit.money import format_major, to_minor
@@ -32,7 +36,6 @@ from cauri.runtime import Runtime
 # to be shared, so its code guards nothing a visitor could not see anyway.
 CODE_LENGTH = 10
 _CODE_ALPHABET = string.ascii_letters + string.digits
-_TYPED_AMOUNT = re.compile(r"^[0-9]{1,15}([.,][0-9]{1,2})?$")
 
 
 def _bounds(body: PaymentLinkCreate) -> tuple[int | None, int | None, int | None]:
@@ -183,15 +186,12 @@ class PaymentLinkService:
 
 
 def _typed(raw: str | None, link: PaymentLink) -> int:
-    """An amount as a customer types it (`5 000`, `12,50`), within the link's bounds."""
-    text = re.sub(r"[\s\u202f\u00a0]", "", raw or "")
-    if not _TYPED_AMOUNT.fullmatch(text):
-        raise InvalidRequest.field("amount", "Indiquez un montant, en chiffres.")
-    amount = to_minor(Decimal(text.replace(",", ".")), link.currency)
-    low = link.min_amount or 1
-    if amount < low:
+    """An amount as a customer types it, within the link's bounds."""
+    amount = typed_amount(raw, link.currency)
+    if link.min_amount is not None and amount < link.min_amount:
         raise InvalidRequest.field(
-            "amount", f"Le montant doit être d'au moins {format_major(low, link.currency)}."
+            "amount",
+            f"Le montant doit être d'au moins {format_major(link.min_amount, link.currency)}.",
         )
     if link.max_amount is not None and amount > link.max_amount:
         raise InvalidRequest.field(

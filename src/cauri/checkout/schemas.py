@@ -46,8 +46,15 @@ _EXAMPLE: dict[str, JsonValue] = {
 class CheckoutSessionCreate(RequestBody):
     model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE]})
 
-    amount: Annotated[Amount, Field(description="In the currency's unit: what the customer pays.")]
-    currency: Currency = Currency.XOF
+    amount: Amount | None = Field(
+        None,
+        description="In the currency's unit: what the customer pays. Required unless `plan`; "
+        "with a plan and no amount, the customer chooses the instalment within its bounds.",
+    )
+    currency: Currency | None = Field(None, description="XOF; a plan's session: the plan's.")
+    plan: Annotated[str, StringConstraints(min_length=1, max_length=255)] | None = Field(
+        None, description="An installment plan's reference: the session pays one instalment."
+    )
     description: Text255 | None = None
     external_id: Annotated[str, StringConstraints(min_length=1, max_length=255)] | None = None
     return_url: Annotated[
@@ -100,6 +107,7 @@ def session_object(checkout: CheckoutSession, attempts: list[str]) -> dict[str, 
         "expires_at": checkout.expires_at.isoformat(),
         "completed_at": checkout.completed_at.isoformat() if checkout.completed_at else None,
         "payment": None if checkout.payment_id is None else str(checkout.payment_id),
+        "plan": None if checkout.plan_id is None else str(checkout.plan_id),
         "attempts": attempts,
         "return_url": checkout.return_url,
         "payment_link": checkout.payment_link,
@@ -133,6 +141,7 @@ class CheckoutSessionObject(BaseModel):
     completed_at: datetime | None
     payment: str | None = Field(description="The reference of the payment that succeeded.")
     attempts: list[str] = Field(description="The references of the payments tried, oldest first.")
+    plan: str | None = Field(description="The installment plan it pays an instalment of.")
     return_url: str | None = Field(description="Null only for a payment link's session.")
     payment_link: str | None = Field(description="The payment link whose visit opened it.")
     callback_url: str | None

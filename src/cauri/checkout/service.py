@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import structlog
@@ -36,11 +37,11 @@ from cauri.kit import phone
 from cauri.kit.error_handlers import validation_error
 from cauri.kit.errors import CauriError, Conflict, InvalidRequest, NotFound, ServerError
 from cauri.kit.ids import prefixed
-from cauri.kit.money import to_major, to_minor
+from cauri.kit.money import Currency, to_major, to_minor
 from cauri.kit.pagination import Page, paginate
 from cauri.merchants.auth import Caller
 from cauri.merchants.contract import FeeBearer, open_modes, payment_terms
-from cauri.models import CheckoutSession, Payment, PaymentLink, lookups
+from cauri.models import CheckoutSession, InstallmentPlan, Payment, PaymentLink, lookups
 from cauri.models.checkout import SessionStatus
 from cauri.operators import catalogue
 from cauri.operators.catalogue import PaymentMode
@@ -48,6 +49,8 @@ from cauri.operators.protocol import Outcome
 from cauri.payments import rules
 from cauri.payments.schemas import PaymentFields
 from cauri.payments.service import Origin, payments
+from cauri.plans import settlement as plan_settlement
+from cauri.plans.service import plans
 from cauri.refunds.schemas import RefundCreate
 from cauri.refunds.service import refunds
 from cauri.runtime import Runtime
@@ -76,6 +79,7 @@ class AttemptForm:
     operator: str
     phone_number: str | None = None
     otp: str | None = None
+    amount: str | None = None
     firstname: str | None = None
     lastname: str | None = None
     email: str | None = None
@@ -85,6 +89,26 @@ def _page_url(base_url: str | None, reference: str) -> str:
     if base_url is None:
         raise ServerError(NO_PUBLIC_URL)
     return f"{base_url.rstrip('/')}/checkout/{reference}"
+
+
+async def _plan_to_pay(
+    session: AsyncSession, runtime: Runtime, caller: Caller, body: CheckoutSessionCreate
+) -> InstallmentPlan | None:
+    """The caller's plan the session pays an instalment of, taking instalments now, in its
+    own currency; a 422 on `plan` or `currency` otherwise."""
+    if body.plan is None:
+        return None
+    try:
+        plan = await plans.get(session, caller, body.plan)
+    except NotFound:
+        raise InvalidRequest.field("plan", "Plan de paiement introuvable.") from None
+    if not plan_settlement.takes_instalments(plan, runtime.clock.now()):
+        raise InvalidRequest.field("plan", "Ce plan n'accepte plus de versement.")
+    if body.currency is not None and body.currency.value != plan.currency:
+        raise InvalidRequest.field(
+            "currency", f"Ce plan est en {plan.currency} : ses versements aussi."
+        )
+    return plan
 
 
 def _check_operators(codes: list[str] | None) -> list[str] | None:
@@ -115,6 +139,21 @@ def has_room(link: PaymentLink) -> bool:
     return link.max_uses is None or link.uses < link.max_uses
 
 
+_TYPED_AMOUNT = re.compile(r"^[0-9]{1,15}([.,][0-9]{1,2})?$")
+
+
+def typed_amount(raw: str | None, currency: str) -> int:
+    """An amount as a customer types it (`5 000`, `12,50`), in minor units; a 422 on
+    `amount` when it is none."""
+    text = re.sub(r"[\s\u202f\u00a0]", "", raw or "")
+    if not _TYPED_AMOUNT.fullmatch(text):
+        raise InvalidRequest.field("amount", "Indiquez un montant, en chiffres.")
+    amount = to_minor(Decimal(text.replace(",", ".")), currency)
+    if amount <= 0:
+        raise InvalidRequest.field("amount", "Le montant doit être positif.")
+    return amount
+
+
 # Annotations outside the class, where `list` is the builtin and not the method.
 Tried = dict[str, list[str]]
 Shown = list[dict[str, Any]]
@@ -138,12 +177,17 @@ class CheckoutService:
                 field="callback_url",
                 allow_private=runtime.settings.webhook_allow_private,
             )
+        plan = await _plan_to_pay(session, runtime, caller, body)
+        currency = plan.currency if plan else (body.currency or Currency.XOF).value
+        if body.amount is None and plan is None:
+            raise InvalidRequest.field("amount", "Obligatoire, sauf pour un versement de plan.")
         values = {
             "merchant_id": caller.merchant_id,
             "livemode": caller.livemode,
             "external_id": body.external_id,
-            "amount": to_minor(body.amount, body.currency.value),
-            "currency": body.currency.value,
+            "amount": None if body.amount is None else to_minor(body.amount, currency),
+            "currency": currency,
+            "plan_id": plan.id if plan else None,
             "description": body.description,
             "return_url": body.return_url,
             "callback_url": body.callback_url,
@@ -358,11 +402,13 @@ class CheckoutService:
     ) -> int:
         """What the customer would pay on top of the amount with `mode`: the commission
         when the account's customers bear it, else 0 (shown before they pay)."""
-        assert checkout.amount is not None  # every session has one until plans
+        if checkout.amount is None:
+            return 0  # the customer types it: shown with the payment
         terms = await payment_terms(
             session, checkout.merchant_id, checkout.livemode, mode, runtime.operators
         )
-        if terms.fee_bearer is not FeeBearer.CUSTOMER:
+        # An instalment's customer always bears it (PaymentService.price).
+        if checkout.plan_id is None and terms.fee_bearer is not FeeBearer.CUSTOMER:
             return 0
         return terms.fee(checkout.amount, checkout.currency)
 
@@ -372,13 +418,13 @@ class CheckoutService:
         runtime: Runtime,
         reference: str,
         form: AttemptForm,
-        payment_id: uuid.UUID,
         base_url: str | None,
     ) -> Payment:
-        """A payment tried from the page, under `payment_id`, engaged with its operator. A
-        refusal at initiation raises PaymentFailed once the failed payment is recorded; bad
-        input raises InvalidRequest with the form's field names, nothing written. A card's
-        or an operator's page sends the customer back to the session's return page."""
+        """A payment tried from the page (a plan's instalment for a plan's session), engaged
+        with its operator. A refusal at initiation raises PaymentFailed once the failed
+        payment is recorded (the session's latest attempt); bad input raises InvalidRequest
+        with the form's field names, nothing written. A card's or an operator's page sends
+        the customer back to the session's return page."""
         found = await self.find(session, reference)
         checkout = await self.lock(session, found.reference)
         assert checkout is not None  # found just above; sessions are never deleted
@@ -397,8 +443,18 @@ class CheckoutService:
         mode = catalogue.find(form.operator)
         if mode is None or mode not in await self.offered(session, runtime, checkout):
             raise InvalidRequest.field("operator", "Ce moyen de paiement n'est pas proposé ici.")
-        body = _payment_fields(checkout, form, mode, f"{_page_url(base_url, reference)}/return")
+        amount = checkout.amount
+        if amount is None:
+            amount = typed_amount(form.amount, checkout.currency)
+        body = _payment_fields(
+            checkout, form, mode, amount, f"{_page_url(base_url, reference)}/return"
+        )
         caller = Caller(checkout.merchant_id, checkout.livemode)
+        origin = Origin(checkout.reference, checkout.payment_link)
+        if checkout.plan_id is not None:
+            return await plans.add_instalment(
+                session, runtime, caller, str(checkout.plan_id), body, base_url, origin
+            )
         priced = await payments.price(session, runtime, caller, body, own_return_page=True)
         payment = await payments.record(
             session,
@@ -408,8 +464,7 @@ class CheckoutService:
             priced,
             base_url,
             description=checkout.description,
-            payment_id=payment_id,
-            origin=Origin(checkout.reference, checkout.payment_link),
+            origin=origin,
         )
         assert payment is not None  # without an external_id, nothing can conflict
         await payments.initiate(session, runtime, payment, otp=body.otp)
@@ -446,6 +501,11 @@ class CheckoutService:
         if is_open:
             # Its link took its last payment meanwhile (two visits paying at once).
             await self._close(session, runtime, checkout)
+        if payment.plan_id is not None:
+            # An instalment counts toward its plan whatever became of the session it was
+            # paid from (plans: a plan refunds only by its cancellation).
+            log.info("checkout.instalment_after_close", session=checkout.reference)
+            return
         log.warning(
             "checkout.late_attempt",
             session=checkout.reference,
@@ -518,7 +578,7 @@ class CheckoutService:
 
 
 def _payment_fields(
-    checkout: CheckoutSession, form: AttemptForm, mode: PaymentMode, return_url: str
+    checkout: CheckoutSession, form: AttemptForm, mode: PaymentMode, amount: int, return_url: str
 ) -> PaymentFields:
     """The payment the form asks for, checked as the API checks one; errors under the
     form's own field names."""
@@ -527,9 +587,8 @@ def _payment_fields(
         for key in ("firstname", "lastname", "email", "phone_number")
         if (value := getattr(form, key, None) or checkout.customer.get(key))
     }
-    assert checkout.amount is not None  # every session has one until links and plans
     fields: dict[str, object] = {
-        "amount": to_major(checkout.amount, checkout.currency),
+        "amount": to_major(amount, checkout.currency),
         "currency": checkout.currency,
         "operator": mode.operator,
         "customer": customer,

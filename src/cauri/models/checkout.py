@@ -31,7 +31,7 @@ class CheckoutSession(Base):
     """A customer's visit to pay a merchant on Cauri's page (issue 25): each payment tried
     from it is an attempt (`Payment.checkout_session_id`); the first that succeeds completes
     it (`payment_id`), once. `amount` is None when the customer types it (a plan's
-    instalment, a link without one), between `min_amount` and `max_amount`."""
+    instalment without one, within the plan's bounds at that moment)."""
 
     __tablename__ = "checkout_sessions"
     __table_args__ = (
@@ -58,8 +58,6 @@ class CheckoutSession(Base):
     external_id: Mapped[str | None]
     status: Mapped[str]
     amount: Mapped[int | None] = mapped_column(BigInteger)
-    min_amount: Mapped[int | None] = mapped_column(BigInteger)
-    max_amount: Mapped[int | None] = mapped_column(BigInteger)
     currency: Mapped[str]
     description: Mapped[str | None]
     # None: a payment link's session without one; the receipt is the end of the way.
@@ -77,6 +75,10 @@ class CheckoutSession(Base):
     payment_id: Mapped[uuid.UUID | None] = mapped_column(
         UUID(as_uuid=True),
         ForeignKey("payments.id", use_alter=True, name="fk_checkout_sessions_payment_id_payments"),
+    )
+    # The installment plan it pays one instalment of, if any.
+    plan_id: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("installment_plans.id")
     )
     # The payment link whose visit opened it, if any.
     payment_link: Mapped[str | None] = mapped_column(ForeignKey("payment_links.reference"))

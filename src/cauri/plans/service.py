@@ -31,7 +31,7 @@ from cauri.models import InstallmentPlan, Payment, PlatformSettings, lookups
 from cauri.models.plans import PlanStatus
 from cauri.operators.protocol import Outcome
 from cauri.payments.schemas import PaymentFields
-from cauri.payments.service import Instalment, payments
+from cauri.payments.service import Instalment, Origin, payments
 from cauri.plans import jobs, settlement
 from cauri.plans.schemas import PlanCreate
 from cauri.platform.service import fixed_column
@@ -180,18 +180,22 @@ class PlanService:
         reference: str,
         body: PaymentFields,
         base_url: str | None,
+        origin: Origin | None = None,
     ) -> Payment:
         """Records one instalment and engages the operator. Every rule is checked first,
         with the plan locked, so simultaneous instalments never reserve more than the
         remaining balance; a rejected instalment writes nothing and debits no one (a plan
-        found past its expires_at expires, though)."""
+        found past its expires_at expires, though). `origin`: the checkout session it is
+        paid from (its return page is Cauri's own)."""
         plan = await self._lock_actively_pending(session, runtime, caller, reference)
         if body.currency is not None and body.currency != plan.currency:
             raise InvalidRequest.field(
                 "currency", f"Ce plan est en {plan.currency} : ses versements aussi."
             )
         body = body.model_copy(update={"currency": Currency(plan.currency)})
-        priced = await payments.price(session, runtime, caller, body, instalment=True)
+        priced = await payments.price(
+            session, runtime, caller, body, instalment=True, own_return_page=origin is not None
+        )
         reserved, fee_part = await self._pending(session, plan)
         amount = priced.checked.amount
         if amount < fee_part:
@@ -217,10 +221,21 @@ class PlanService:
             base_url,
             description=f"Versement du plan {plan.id}",
             instalment=Instalment(plan.id, fee_part),
+            origin=origin,
         )
         assert payment is not None  # without an external_id, nothing can conflict
         await payments.initiate(session, runtime, payment, otp=body.otp)
         return payment
+
+    async def instalment_bounds(
+        self, session: AsyncSession, plan: InstallmentPlan
+    ) -> tuple[int, int]:
+        """The least and the most the next instalment may be now (add_instalment's rules):
+        at least the creation fee it must carry, at most that and what remains to pay,
+        pending instalments deducted."""
+        reserved, fee_part = await self._pending(session, plan)
+        available = max(plan.target_amount - plan.paid_amount - reserved, 0)
+        return max(fee_part, 1), fee_part + available
 
     async def _pending(self, session: AsyncSession, plan: InstallmentPlan) -> tuple[int, int]:
         """What the plan's pending instalments reserve (the part each will count if it

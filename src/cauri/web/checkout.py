@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import uuid
 from functools import partial
 from typing import Annotated, Any
 
@@ -36,11 +35,12 @@ from cauri.kit import phone, public_url
 from cauri.kit.errors import Conflict, InvalidRequest, NotFound, PaymentFailed
 from cauri.kit.failures import failure_fields
 from cauri.kit.ids import parse_uuid
-from cauri.models import CheckoutSession, Merchant, Payment
+from cauri.models import CheckoutSession, InstallmentPlan, Merchant, Payment
 from cauri.models.checkout import SessionStatus
 from cauri.operators import catalogue
 from cauri.operators.catalogue import COUNTRY_NAMES, PaymentMode
 from cauri.operators.protocol import Outcome
+from cauri.plans.service import plans
 from cauri.runtime import Runtime
 from cauri.web.otp_help import otp_instructions
 from cauri.web.rendering import PageRoute, format_amount, page
@@ -97,15 +97,33 @@ async def _common(
 ) -> dict[str, Any]:
     """What every page of a session shows: who is paid, what for, how much."""
     merchant = await session.get(Merchant, checkout.merchant_id)
-    assert checkout.amount is not None  # every session has one until links and plans
     return {
         "checkout": checkout,
         "merchant_name": merchant.name if merchant else "",
-        "amount": format_amount(checkout.amount, checkout.currency),
+        "amount": None
+        if checkout.amount is None
+        else format_amount(checkout.amount, checkout.currency),
+        "plan": await _plan_progress(session, checkout),
         "test_mode": not checkout.livemode,
         "back_url": back_to_merchant(checkout),
         "expired": checkout.status == SessionStatus.EXPIRED
         or runtime.clock.now() >= checkout.expires_at,
+    }
+
+
+async def _plan_progress(session: AsyncSession, checkout: CheckoutSession) -> dict[str, str] | None:
+    """A plan's session shows how far the plan is, and the bounds of this instalment."""
+    if checkout.plan_id is None:
+        return None
+    plan = await session.get(InstallmentPlan, checkout.plan_id)
+    assert plan is not None  # the foreign key guarantees it
+    least, most = await plans.instalment_bounds(session, plan)
+    currency = plan.currency
+    return {
+        "paid": format_amount(plan.paid_amount, currency),
+        "target": format_amount(plan.target_amount, currency),
+        "least": format_amount(least, currency),
+        "most": format_amount(most, currency),
     }
 
 
@@ -167,7 +185,6 @@ async def _form(
 ) -> Response:
     nonce = nonce_of(request)
     customer = checkout.customer
-    assert checkout.amount is not None  # every session has one until plans
     fee = await checkout_sessions.commission(session, runtime, checkout, mode)
     number = values.get("phone_number") or customer.get("phone_number") or ""
     context |= {
@@ -185,7 +202,9 @@ async def _form(
         "csrf": form_token(nonce, checkout.reference),
         "test_numbers": not checkout.livemode and not mode.is_card,
         "fee": format_amount(fee, checkout.currency) if fee else None,
-        "total": format_amount(checkout.amount + fee, checkout.currency),
+        "total": None
+        if checkout.amount is None
+        else format_amount(checkout.amount + fee, checkout.currency),
     }
     return with_nonce(page(request, "checkout.html", context, status_code), nonce)
 
@@ -231,6 +250,7 @@ async def attempt(
     csrf: Annotated[str | None, Form(max_length=128)] = None,
     phone_number: Annotated[str | None, Form(max_length=32)] = None,
     otp: Annotated[str | None, Form(max_length=32)] = None,
+    amount: Annotated[str | None, Form(max_length=32)] = None,
     firstname: Annotated[str | None, Form(max_length=255)] = None,
     lastname: Annotated[str | None, Form(max_length=255)] = None,
     email: Annotated[str | None, Form(max_length=255)] = None,
@@ -242,7 +262,7 @@ async def attempt(
     mode = catalogue.find(operator)
     if mode is None:
         raise NotFound("Ce moyen de paiement n'existe pas.")
-    form = AttemptForm(operator, phone_number, otp, firstname, lastname, email)
+    form = AttemptForm(operator, phone_number, otp, amount, firstname, lastname, email)
     values = {k: v for k, v in vars(form).items() if isinstance(v, str) and k != "otp"}
     # The same form again, with what was typed and what is wrong with it.
     again = partial(_form, request, session, runtime, checkout, context, mode, values)
@@ -250,18 +270,17 @@ async def attempt(
         return await again(
             {"form": ["Le formulaire a expiré : vérifiez et envoyez-le de nouveau."]}, 403
         )
-    payment_id = uuid.uuid4()
     try:
         payment = await checkout_sessions.attempt(
-            session, runtime, reference, form, payment_id, base_url_of(request, runtime)
+            session, runtime, reference, form, base_url_of(request, runtime)
         )
     except InvalidRequest as invalid:
         return await again(invalid.details or {"form": [invalid.message]}, 422)
     except Conflict as refused:  # too many attempts, or closed meanwhile
         return await again({"form": [refused.message]}, 409)
     except PaymentFailed:
-        # Refused at once: the failed attempt is recorded (kept), and shown.
-        return RedirectResponse(f"{PREFIX}/{reference}/attempts/{payment_id}", status_code=303)
+        # Refused at once: the failed attempt is recorded (kept), the session's latest.
+        payment = (await checkout_sessions.attempts(session, checkout))[-1]
     if payment.status == Outcome.PENDING and payment.payment_url:
         return RedirectResponse(payment.payment_url, status_code=303)
     return RedirectResponse(f"{PREFIX}/{reference}/attempts/{payment.id}", status_code=303)
