@@ -22,6 +22,8 @@ class Settings(BaseSettings):
     callback_rate_limit: str = "1200/minute"
     # Customers' pages (checkout, card), per address: a carrier's customers share addresses.
     checkout_rate_limit: str = "1200/minute"
+    # What those pages' forms post (payments tried, link sessions opened), per address.
+    checkout_attempt_rate_limit: str = "300/10minutes"
     trusted_proxies: str = ""
     test_settle_delay: float = 10.0
     webhook_retry_delays: str = "10,60,300,1800"

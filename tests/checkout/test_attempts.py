@@ -68,6 +68,9 @@ async def test_the_first_success_completes_the_session(
     assert completed == "https://b.example/hook"
     page = await client.get(page_path(checkout))
     assert page.status_code == 200 and "Cette commande est payée." in page.text
+    receipt = await client.get(f"{page_path(checkout)}/attempts/{paid}")
+    back = f"{checkout['return_url']}?checkout_session={checkout['reference']}"
+    assert f'<meta http-equiv="refresh" content="8;url={back}">' in receipt.text
 
 
 async def test_a_failure_then_another_mode_completes_it(

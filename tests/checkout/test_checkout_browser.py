@@ -161,12 +161,14 @@ async def test_a_pending_attempt_shows_the_success_once_decided(
         "Paiement réussi. Merci !", timeout=15_000
     )
     await expect(page).to_have_url(ATTEMPT)
-    await expect(page.locator('meta[http-equiv="refresh"]')).to_have_count(0)
     await expect(page.get_by_role("link", name="Essayer autrement")).to_have_count(0)
     await expect(
         page.get_by_role("link", name="Retourner sur le site de Boutique Awa")
     ).to_be_visible()
     assert (await fetch(http, merchant, checkout["reference"]))["status"] == "complete"
+    # The receipt shown, the customer goes on to the merchant by themselves (8 s).
+    await page.wait_for_url(f"{return_page.url}?**", timeout=20_000)
+    assert return_page.visits == [{"checkout_session": [checkout["reference"]]}]
 
 
 async def test_a_card_is_paid_on_cauri_s_card_page_and_comes_back(

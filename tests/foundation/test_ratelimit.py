@@ -248,6 +248,18 @@ async def test_customers_pages_have_their_own_bucket_and_a_page_for_a_refusal(
         assert int(refused.headers["retry-after"]) >= 1
 
 
+async def test_what_customers_pages_post_counts_in_a_smaller_bucket(runtime: Runtime) -> None:
+    """No address floods numbers with payment requests: the forms' posts count apart from
+    the pages they are on, which stay readable."""
+    app = app_with(runtime, checkout_rate_limit="50/minute", checkout_attempt_rate_limit="2/minute")
+    async with client_of(app) as client:
+        for _ in range(2):
+            assert (await client.post("/checkout/cs_unknown", data={})).status_code != 429
+        refused = await client.post("/l/unknown", data={})
+        assert refused.status_code == 429 and "Patientez" in refused.text
+        assert (await client.get("/checkout/cs_unknown")).status_code == 404  # still readable
+
+
 async def test_a_window_opens_at_the_first_request_and_gives_the_whole_budget_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -23,7 +23,10 @@ both share an address.
 Customers' pages (the checkout page, a payment link's page, the card page) have theirs too
 (CAURI_CHECKOUT_RATE_LIMIT): a waiting page refreshes itself every few seconds, and the
 customers of a carrier share few addresses; its refusal is a page, not JSON, since a person
-reads it. What a checkout session allows its customer is limited apart (five attempts).
+reads it. What those pages' forms post (a payment tried, a link's session opened, a test
+card decided) counts apart again, in a smaller bucket (CAURI_CHECKOUT_ATTEMPT_RATE_LIMIT):
+no address floods numbers with payment requests or one-time codes, while a carrier's
+customers still pay; each checkout session allows five attempts besides.
 """
 
 from __future__ import annotations
@@ -185,6 +188,7 @@ class RateLimitMiddleware:
         self.item = parse(settings.rate_limit)
         self.callback_item = parse(settings.callback_rate_limit)
         self.page_item = parse(settings.checkout_rate_limit)
+        self.attempt_item = parse(settings.checkout_attempt_rate_limit)
         self.windows: Windows = (
             SharedWindows(settings.redis_url) if settings.redis_url else LocalWindows()
         )
@@ -203,6 +207,8 @@ class RateLimitMiddleware:
         customer_page = scope["path"].startswith(CUSTOMER_PAGES)
         if scope["path"].startswith(CALLBACKS_PATH):
             item, key = self.callback_item, "callbacks:" + key
+        elif customer_page and scope["method"] == "POST":
+            item, key = self.attempt_item, "attempts:" + key
         elif customer_page:
             item, key = self.page_item, "pages:" + key
         count = await self.windows.hit(item, key)

@@ -52,6 +52,8 @@ NONCE_COOKIE = "cauri_checkout"
 CSRF_FIELD = "csrf"
 # How often the attempt's page asks again while the payment waits (seconds).
 REFRESH_EVERY = 3
+# How long the receipt shows before the customer goes on to the merchant's return_url.
+RECEIPT_SECONDS = 8
 
 
 def nonce_of(request: Request) -> str:
@@ -299,16 +301,27 @@ async def attempt_page(
     context = await _common(session, runtime, checkout)
     shown = _shown_payment(payment)
     tried = len(await checkout_sessions.attempts(session, checkout))
+    completed = checkout.payment_id == payment.id
     context |= {
         "step": "attempt",
         "attempt": shown,
-        "completed_by_it": checkout.payment_id == payment.id,
+        "completed_by_it": completed,
         "can_retry": checkout.status == SessionStatus.OPEN
         and not context["expired"]
         and tried < MAX_ATTEMPTS,
-        "refresh": REFRESH_EVERY if payment.status == Outcome.PENDING else None,
+        "refresh": _refresh(payment, context["back_url"] if completed else None),
     }
     return page(request, "checkout.html", context)
+
+
+def _refresh(payment: Payment, back_url: str | None) -> str | None:
+    """The page's own refresh: asked again every few seconds while the payment waits; once
+    it completed the session, on to the merchant after the receipt has been seen."""
+    if payment.status == Outcome.PENDING:
+        return str(REFRESH_EVERY)
+    if back_url is not None:
+        return f"{RECEIPT_SECONDS};url={back_url}"
+    return None
 
 
 async def _attempt_of(
