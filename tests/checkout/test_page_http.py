@@ -189,3 +189,27 @@ async def test_the_customer_sees_the_commission_they_pay_before_paying(
     attempt = sent.headers["location"].rsplit("/", 1)[1]
     paid = await client.get(f"/api/v1/payments/{attempt}", headers=merchant.headers())
     assert (paid.json()["data"]["fee_amount"], paid.json()["data"]["total_amount"]) == (200, 10200)
+
+
+async def test_the_page_speaks_english_to_a_browser_that_prefers_it(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime, name="Boutique Awa")
+    checkout = await open_session(client, merchant)
+    english = {"Accept-Language": "en-GB,en;q=0.9,fr;q=0.5"}
+    page = await client.get(page_path(checkout), headers=english)
+    assert '<html lang="en">' in page.text and page.headers["content-language"] == "en"
+    assert "Payment to Boutique Awa" in page.text and "Choose how to pay" in page.text
+    assert "Test mode" in page.text and "Choisissez" not in page.text
+    assert "Accept-Language" in page.headers["vary"]
+    form = await client.get(page_path(checkout), params={"operator": "orange_sn"}, headers=english)
+    assert "Payment code" in form.text and "never share your PIN" in form.text
+    assert "Pay 5\u202f000\u00a0XOF" in form.text
+    french_first = await client.get(
+        page_path(checkout), headers={"Accept-Language": "fr-FR,fr;q=0.9,en;q=0.8"}
+    )
+    assert (
+        '<html lang="fr">' in french_first.text and "Choisissez comment payer" in french_first.text
+    )
+    nothing_said = await client.get(page_path(checkout))
+    assert '<html lang="fr">' in nothing_said.text

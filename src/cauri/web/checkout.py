@@ -42,6 +42,7 @@ from cauri.operators.catalogue import COUNTRY_NAMES, PaymentMode
 from cauri.operators.protocol import Outcome
 from cauri.plans.service import plans
 from cauri.runtime import Runtime
+from cauri.web.language import ENGLISH, FIELD_HINTS, OTP_HINT, language_of
 from cauri.web.otp_help import otp_instructions
 from cauri.web.rendering import PageRoute, format_amount, page
 
@@ -193,7 +194,8 @@ async def _form(
         "step": "pay",
         "mode": _option(mode),
         "dial_code": phone.DIAL_CODES.get(mode.country_code or ""),
-        "otp_help": otp_instructions(mode.operator) if mode.requires_otp else None,
+        "otp_help": _otp_help(request, mode),
+        "hints": FIELD_HINTS,
         "holder_fields": [
             name for name in ("firstname", "lastname", "email") if not customer.get(name)
         ]
@@ -209,6 +211,12 @@ async def _form(
         else format_amount(checkout.amount + fee, checkout.currency),
     }
     return with_nonce(page(request, "checkout.html", context, status_code), nonce)
+
+
+def _otp_help(request: Request, mode: PaymentMode) -> str | None:
+    if not mode.requires_otp:
+        return None
+    return OTP_HINT if language_of(request) == ENGLISH else otp_instructions(mode.operator)
 
 
 async def _closed(

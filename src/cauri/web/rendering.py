@@ -18,6 +18,7 @@ from cauri.http import UnitOfWorkRoute
 from cauri.kit.error_handlers import log_crash, validation_error
 from cauri.kit.errors import CauriError, ServerError
 from cauri.kit.money import EXPONENT
+from cauri.web.language import language_of, translator
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 
@@ -58,8 +59,12 @@ def format_amount(minor: int, currency: str) -> str:
 
 
 def page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> Response:
+    """`name` rendered in the customer's language (`lang`, and `t` for its sentences)."""
+    language = language_of(request)
+    shown = context | {"lang": language, "t": translator(language)}
+    headers = SECURITY_HEADERS | {"Content-Language": language, "Vary": "Accept-Language"}
     return templates.TemplateResponse(
-        request, name, context, status_code=status_code, headers=SECURITY_HEADERS
+        request, name, shown, status_code=status_code, headers=headers
     )
 
 
