@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.async_api import Page, ViewportSize, expect
+from playwright.async_api import Browser, Page, ViewportSize, expect
 
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
@@ -150,13 +150,14 @@ async def test_a_pending_attempt_shows_the_success_once_decided(
         "Validez le paiement sur votre téléphone (2299700****)."
     )
     await expect(page.get_by_role("link", name="Essayer autrement")).to_be_visible()
-    await expect(page.locator('meta[http-equiv="refresh"]')).to_have_attribute("content", "3")
+    # Its script asks for the outcome (the page's own refresh is for browsers without one).
+    await expect(page.locator("[data-status-url]")).to_have_count(1)
 
     decided = await http.post(
         f"/api/v1/test-helpers/payments/{pending}/succeed", headers=merchant.headers()
     )
     assert decided.status_code == 200, decided.text
-    # The page asks again on its own (every 3 s) and shows the outcome.
+    # The page's script asks every 2 s and shows the outcome.
     await expect(page.get_by_role("status")).to_have_text(
         "Paiement réussi. Merci !", timeout=15_000
     )
@@ -233,3 +234,40 @@ async def test_a_number_of_another_country_is_refused_next_to_its_field(
     await assert_no_horizontal_scroll(page)
     found = await fetch(http, merchant, checkout["reference"])
     assert (found["status"], found["attempts"]) == ("open", [])
+
+
+async def test_the_operator_is_predicted_as_the_customer_types(
+    page: Page, http: httpx.AsyncClient, runtime: Runtime, return_page: ReturnPage
+) -> None:
+    _, checkout = await open_checkout(runtime, http, return_page)
+    await visit(page, checkout)
+    await page.get_by_label("Votre numéro (facultatif)").fill("01 95 00 00 00")
+    await expect(page.locator("#prediction")).to_have_text("Probablement : Moov Money Bénin")
+    predicted = page.locator("button.mode.predicted")
+    await expect(predicted).to_have_text("Moov Money Bénin")
+    await expect(page.locator("button.mode").first).to_have_text("Moov Money Bénin")
+    await predicted.click()
+    await expect(page.get_by_label("Numéro Moov Money Bénin")).to_have_value("01 95 00 00 00")
+
+
+async def test_without_javascript_the_page_still_pays(
+    browser: Browser, http: httpx.AsyncClient, runtime: Runtime, return_page: ReturnPage
+) -> None:
+    merchant, checkout = await open_checkout(runtime, http, return_page)
+    context = await browser.new_context(locale="fr-FR", java_script_enabled=False)
+    try:
+        page = await context.new_page()
+        page.set_default_timeout(15_000)
+        await visit(page, checkout)
+        pending = await pay_by_push(page, "MTN Mobile Money Bénin", "97000002")
+        await expect(page.get_by_role("status")).to_contain_text("Validez le paiement")
+        decided = await http.post(
+            f"/api/v1/test-helpers/payments/{pending}/succeed", headers=merchant.headers()
+        )
+        assert decided.status_code == 200, decided.text
+        # The page's own refresh (every 3 s) shows the outcome.
+        await expect(page.get_by_role("status")).to_have_text(
+            "Paiement réussi. Merci !", timeout=15_000
+        )
+    finally:
+        await context.close()

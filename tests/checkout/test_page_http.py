@@ -136,20 +136,25 @@ async def test_an_attempt_is_shown_only_on_its_own_session_s_page(
     assert elsewhere.status_code == 404
 
 
-async def test_the_page_is_never_framed_nor_cached_and_runs_no_script(
+async def test_the_page_is_never_framed_nor_cached_and_runs_only_its_own_script(
     client: httpx.AsyncClient, runtime: Runtime
 ) -> None:
     merchant = await make_merchant(runtime)
     checkout = await open_session(client, merchant)
     page = await client.get(page_path(checkout), params={"operator": "mtn"})
     policy = page.headers["content-security-policy"]
-    assert "frame-ancestors 'none'" in policy and "script-src" not in policy
-    assert "default-src 'none'" in policy
+    assert "frame-ancestors 'none'" in policy and "script-src 'self'" in policy
+    assert "default-src 'none'" in policy and "unsafe-inline" not in policy.split("script-src")[1]
     assert page.headers["cache-control"] == "no-store"
-    assert "<script" not in page.text
+    scripts = re.findall(r"<script[^>]*>", page.text)
+    assert scripts == ['<script src="/checkout/static/checkout.js" defer>']
+    script = await client.get("/checkout/static/checkout.js")
+    assert script.status_code == 200 and script.headers["content-type"].startswith(
+        "text/javascript"
+    )
+    assert len(page.content) + len(script.content) < 60_000
     cookie = page.headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/;" in cookie
-    assert len(page.content) < 60_000
 
 
 async def test_a_crash_is_a_french_page_that_shows_nothing_of_it(
@@ -213,3 +218,25 @@ async def test_the_page_speaks_english_to_a_browser_that_prefers_it(
     )
     nothing_said = await client.get(page_path(checkout))
     assert '<html lang="fr">' in nothing_said.text
+
+
+async def test_the_number_typed_on_the_choice_predicts_the_operator(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    checkout = await open_session(client, merchant, country="CI")
+    moov = await client.get(page_path(checkout), params={"phone_number": "+229 01 95 00 00 00"})
+    assert '<option value="BJ" selected>' in moov.text  # the number's country
+    assert buttons(moov.text)[0] == "moov" and 'class="mode predicted"' in moov.text
+    assert "Probablement : Moov Money Bénin" in moov.text and "portabilité" in moov.text
+    assert 'value="+229 01 95 00 00 00"' in moov.text
+    asked = await client.get(
+        f"{page_path(checkout)}/predict", params={"phone_number": "2290195000000"}
+    )
+    assert asked.json() == {"country": "BJ", "operator": "moov", "name": "Moov Money Bénin"}
+    unknown = await client.get(page_path(checkout), params={"phone_number": "+33612345678"})
+    assert "Indicatif inconnu" in unknown.text
+    form = await client.get(
+        page_path(checkout), params={"operator": "moov", "phone_number": "0195000000"}
+    )
+    assert 'value="0195000000"' in form.text  # carried into the mode's form

@@ -597,7 +597,7 @@ def _payment_fields(
         "return_url": return_url,
     }
     if not mode.is_card:
-        fields["phone_number"] = _typed_number(form.phone_number, mode)
+        fields["phone_number"] = international_number(form.phone_number, mode.country_code)
         fields["otp"] = form.otp.strip() if form.otp and form.otp.strip() else None
     try:
         return PaymentFields.model_validate(fields)
@@ -610,15 +610,15 @@ def _payment_fields(
 _LONGEST_NATIONAL = 10
 
 
-def _typed_number(raw: str | None, mode: PaymentMode) -> str | None:
+def international_number(raw: str | None, country_code: str | None) -> str | None:
     """A number as a customer types it (`97 00 00 00`, `+229 97-00-00-00`): separators
-    dropped, and the country code of the mode's country put first when the number is a
-    national one (too short to hold a country code). A number with another country's code
-    stays as typed, so that the operator's rule refuses it by name."""
+    dropped, and the country code of `country_code` put first when the number is a national
+    one (too short to hold a country code). A number with another country's code stays as
+    typed, so that the operator's rule refuses it by name."""
     if raw is None or not raw.strip():
         return None
     digits = re.sub(r"[\s.\-()\u00a0]", "", raw)
-    dial = phone.DIAL_CODES.get(mode.country_code or "")
+    dial = phone.DIAL_CODES.get(country_code or "")
     if dial and digits.isdigit() and len(digits) <= _LONGEST_NATIONAL:
         digits = dial + digits
     return digits

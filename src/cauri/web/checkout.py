@@ -22,14 +22,22 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Query, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.checkout.service import MAX_ATTEMPTS, AttemptForm, checkout_sessions
+from cauri.catalogue.prediction import predict
+from cauri.checkout.service import (
+    MAX_ATTEMPTS,
+    AttemptForm,
+    checkout_sessions,
+    international_number,
+)
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit import phone, public_url
 from cauri.kit.errors import Conflict, InvalidRequest, NotFound, PaymentFailed
@@ -49,6 +57,8 @@ from cauri.web.rendering import PageRoute, format_amount, page
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 
 PREFIX = "/checkout"
+SCRIPT_PATH = f"{PREFIX}/static/checkout.js"
+SCRIPT = (Path(__file__).parent / "static" / "checkout.js").read_bytes()
 NONCE_COOKIE = "cauri_checkout"
 CSRF_FIELD = "csrf"
 # How often the attempt's page asks again while the payment waits (seconds).
@@ -147,6 +157,15 @@ def _option(mode: PaymentMode) -> dict[str, Any]:
     return {"operator": mode.operator, "name": mode.name, "card": mode.is_card}
 
 
+@router.get(SCRIPT_PATH)
+async def script() -> Response:
+    """The page's only script: it improves what works without it (the outcome shown as soon
+    as it is known, the operator predicted as the customer types)."""
+    return Response(
+        SCRIPT, media_type="text/javascript", headers={"Cache-Control": "public, max-age=3600"}
+    )
+
+
 @router.get("/checkout/{reference}")
 async def checkout_page(
     request: Request,
@@ -155,6 +174,7 @@ async def checkout_page(
     runtime: RuntimeDep,
     country: Annotated[str | None, Query(max_length=8)] = None,
     operator: Annotated[str | None, Query(max_length=64)] = None,
+    phone_number: Annotated[str | None, Query(max_length=32)] = None,
 ) -> Response:
     checkout = await checkout_sessions.find(session, reference)
     context = await _common(session, runtime, checkout)
@@ -162,17 +182,80 @@ async def checkout_page(
         return await _closed(request, session, runtime, checkout, context)
     modes = await checkout_sessions.offered(session, runtime, checkout)
     chosen = catalogue.find(operator) if operator else None
+    typed = {"phone_number": phone_number} if phone_number else {}
     if chosen is not None and chosen in modes:
-        return await _form(request, session, runtime, checkout, context, chosen, {}, {})
+        return await _form(request, session, runtime, checkout, context, chosen, typed, {})
     picked = _chosen_country(checkout, country, modes)
+    guess = _guess(phone_number, picked, modes)
+    if guess.country:
+        picked = guess.country
+    options = [_option(m) for m in modes if m.country_code == picked]
+    options.sort(key=lambda option: option["operator"] != guess.operator)
     context |= {
         "step": "choose",
         "countries": _countries(modes),
         "country": picked,
-        "options": [_option(m) for m in modes if m.country_code == picked],
+        "options": options,
         "cards": [_option(m) for m in modes if m.is_card],
+        "typed_number": phone_number or "",
+        "guess": guess,
     }
     return page(request, "checkout.html", context)
+
+
+@dataclass(frozen=True)
+class Guess:
+    """What the number typed on the choice page says: its country and likely operator (a
+    hint: with portability the customer may be elsewhere), or why it says nothing."""
+
+    country: str | None = None
+    operator: str | None = None
+    operator_name: str | None = None
+    error: str | None = None
+
+
+def _guess(typed: str | None, country: str, modes: list[PaymentMode]) -> Guess:
+    number = international_number(typed, country)
+    if number is None:
+        return Guess()
+    try:
+        prediction = predict(number)
+    except InvalidRequest as refused:
+        return Guess(error=refused.message)
+    offered = {mode.operator: mode for mode in modes}
+    mode = offered.get(prediction.operator or "")
+    if mode is None:
+        return Guess(country=prediction.country_code)
+    return Guess(prediction.country_code, mode.operator, mode.name)
+
+
+@router.get("/checkout/{reference}/predict")
+async def predicted_operator(
+    reference: str,
+    session: SessionDep,
+    runtime: RuntimeDep,
+    phone_number: Annotated[str, Query(max_length=32)],
+    country: Annotated[str | None, Query(max_length=8)] = None,
+) -> JSONResponse:
+    """The script's question as the customer types: the operator of that number among the
+    modes offered here, if the numbering plan names one."""
+    checkout = await checkout_sessions.find(session, reference)
+    modes = await checkout_sessions.offered(session, runtime, checkout)
+    guess = _guess(phone_number, (country or checkout.country or "").upper(), modes)
+    return JSONResponse(
+        {"country": guess.country, "operator": guess.operator, "name": guess.operator_name},
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+@router.get("/checkout/{reference}/attempts/{payment_reference}/status")
+async def attempt_status(
+    reference: str, payment_reference: str, session: SessionDep
+) -> JSONResponse:
+    """The script's question while the customer approves: is the attempt final yet?"""
+    checkout = await checkout_sessions.find(session, reference)
+    payment = await _attempt_of(session, checkout, payment_reference)
+    return JSONResponse({"status": payment.status}, headers={"Cache-Control": "no-store"})
 
 
 async def _form(
@@ -318,6 +401,9 @@ async def attempt_page(
         and not context["expired"]
         and tried < MAX_ATTEMPTS,
         "refresh": _refresh(payment, context["back_url"] if completed else None),
+        "status_url": f"{PREFIX}/{reference}/attempts/{payment.id}/status"
+        if payment.status == Outcome.PENDING
+        else None,
     }
     return page(request, "checkout.html", context)
 

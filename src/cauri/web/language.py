@@ -22,6 +22,12 @@ ENGLISH_TEXT: dict[str, str] = {
     "Pays": "Country",
     "Afficher": "Show",
     "Choisissez comment payer": "Choose how to pay",
+    "Votre numéro (facultatif)": "Your number (optional)",
+    "Trouver mon opérateur": "Find my operator",
+    "Probablement :": "Likely:",
+    "Avec la portabilité des numéros, vérifiez votre opérateur.": (
+        "With number portability, check your operator."
+    ),
     "Aucun moyen de paiement n'est disponible pour le moment. Réessayez plus tard ou "
     "contactez le marchand.": "No payment method is available right now. Try again later "
     "or contact the merchant.",
