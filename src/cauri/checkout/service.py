@@ -30,6 +30,9 @@ from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.calls import availability
+from cauri.calls.availability import Route, State
+from cauri.calls.requests import Action
 from cauri.checkout import jobs
 from cauri.checkout.schemas import CheckoutSessionCreate, SessionFilters, session_object
 from cauri.events import service as events
@@ -380,7 +383,8 @@ class CheckoutService:
         self, session: AsyncSession, runtime: Runtime, checkout: CheckoutSession
     ) -> Modes:
         """The modes the customer may pay this session with: open to the merchant in the
-        session's environment, in its currency, within its allow-list."""
+        session's environment, in its currency, within its allow-list; live, never one whose
+        route is closed (calls.availability: it would refuse the payment at once)."""
         allowed = set(checkout.operators) if checkout.operators else None
         candidates = [
             mode
@@ -391,7 +395,22 @@ class CheckoutService:
         opened = await open_modes(
             session, checkout.merchant_id, checkout.livemode, candidates, runtime.operators
         )
-        return [mode for mode, _ in opened]
+        modes = [mode for mode, _ in opened]
+        if not checkout.livemode:
+            return modes  # the simulator is always up
+        routes: dict[str, Route] = {}
+        for mode in modes:
+            routed = await runtime.operators.route(
+                session, mode.operator, Action.COLLECT, livemode=True
+            )
+            if routed is not None:
+                routes[mode.operator] = Route(routed.connector, mode.operator, Action.COLLECT.value)
+        found = await availability.states(session, runtime, routes.values())
+        return [
+            mode
+            for mode in modes
+            if mode.operator in routes and found[routes[mode.operator]] is not State.CLOSED
+        ]
 
     async def commission(
         self,

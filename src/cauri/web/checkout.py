@@ -286,6 +286,13 @@ async def _form(
         else [],
         "values": values | {"phone_number": number},
         "errors": errors,
+        # What no field of this form shows (the mode itself, the form's token, …).
+        "summary": [
+            message
+            for name, messages in errors.items()
+            if name not in _SHOWN_BESIDE_A_FIELD
+            for message in messages
+        ],
         "csrf": form_token(nonce, checkout.reference),
         "test_numbers": not checkout.livemode and not mode.is_card,
         "fee": format_amount(fee, checkout.currency) if fee else None,
@@ -294,6 +301,9 @@ async def _form(
         else format_amount(checkout.amount + fee, checkout.currency),
     }
     return with_nonce(page(request, "checkout.html", context, status_code), nonce)
+
+
+_SHOWN_BESIDE_A_FIELD = {"phone_number", "otp", "amount", "firstname", "lastname", "email"}
 
 
 def _otp_help(request: Request, mode: PaymentMode) -> str | None:

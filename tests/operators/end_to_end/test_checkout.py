@@ -12,18 +12,20 @@ import httpx
 import pytest
 
 from cauri.app import create_app
+from cauri.calls.availability import MIN_EXCHANGES
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.checkout.builders import event_types, fetch, open_session, page_path, submit
 from tests.checkout.test_attempts import attempt_of
+from tests.checkout.test_page_http import buttons
 from tests.fakes.mtn_momo import MtnMomoFake
 from tests.fakes.wave import WaveFake
 from tests.operators.end_to_end.test_wave import API_KEY, CONNECTOR, WEBHOOK_SECRET
 from tests.operators.end_to_end.test_wave import NUMBER as WAVE_NUMBER
 from tests.operators.live import callbacks_received, connect, run
 from tests.operators.mtn_live import NUMBER, mtn_fake, wire
-from tests.payments.builders import merchant_available
-from tests.support import ServerThread, make_merchant, with_settings
+from tests.payments.builders import merchant_available, pay
+from tests.support import ServerThread, make_merchant, momo_body, with_settings
 
 PUBLIC_URL = "https://pay.cauri.example"
 
@@ -113,3 +115,33 @@ async def test_a_redirect_operator_sends_the_customer_there_and_back(
     assert found["status"] == "complete"
     shown = await client.get((await client.get(httpx.URL(back).path)).headers["location"])
     assert "Paiement réussi" in shown.text
+
+
+async def test_a_mode_whose_route_is_closed_is_not_offered(
+    client: httpx.AsyncClient, runtime: Runtime, mtn: MtnMomoFake
+) -> None:
+    await wire(runtime, mtn)
+    merchant = await make_merchant(runtime)
+    checkout = await open_session(client, merchant, livemode=True, amount=1000)
+    choice = await client.get(page_path(checkout))
+    assert buttons(choice.text) == ["mtn"]  # live: only what a route carries
+    old_tab = await client.get(page_path(checkout), params={"operator": "mtn"})
+    # MTN fails every request (500, before accepting anything): its route closes.
+    mtn.callback_mode = "drop"
+    mtn.fault("error_500", times=MIN_EXCHANGES, path="requesttopay")
+    headers = merchant.headers(livemode=True)
+    for _ in range(MIN_EXCHANGES):
+        response = await pay(client, headers, momo_body(phone_number=NUMBER))
+        assert response.status_code == 201, response.text
+    page = await client.get(page_path(checkout))
+    assert buttons(page.text) == []
+    assert "Aucun moyen de paiement n&#39;est disponible" in page.text
+    # The form of an old tab, posted anyway: refused, MTN not asked again.
+    token = old_tab.text.split('name="csrf" value="')[1].split('"')[0]
+    forced = await client.post(
+        page_path(checkout),
+        data={"operator": "mtn", "csrf": token, "phone_number": NUMBER},
+        headers={"Cookie": old_tab.headers["set-cookie"].split(";")[0]},
+    )
+    assert forced.status_code == 422 and "n&#39;est pas proposé" in forced.text
+    assert len(mtn.posts("collect")) == MIN_EXCHANGES
