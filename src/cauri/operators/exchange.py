@@ -76,6 +76,12 @@ def parsed(text: str | None) -> Any:
         return None
 
 
+def says_nothing(status: int | None) -> bool:
+    """No answer, a 5xx or a 429: whatever its body, the operator said nothing for sure
+    about the request (it may have accepted it before failing)."""
+    return status is None or status >= 500 or status == 429
+
+
 def unknown(exchanges: tuple[Exchange, ...]) -> OperatorResult:
     """The operator said nothing for sure (no answer, 5xx, 429, an unreadable body): the
     outcome stays pending, and is asked again."""

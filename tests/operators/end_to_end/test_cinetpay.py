@@ -339,6 +339,33 @@ async def test_a_refused_transfer_is_recredited_and_one_unanswered_never_sent_tw
     assert await merchant_available(runtime, merchant.id, livemode=True) == 9000
 
 
+@pytest.mark.usefixtures("with_transfers")
+@pytest.mark.parametrize("path", ["/v1/transfer/money/send", "/v1/transfer/contact"])
+async def test_a_500_is_no_refusal_a_transfer_accepted_before_it_is_paid_once(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: CinetPayFake,
+    merchant: MerchantKeys,
+    path: str,
+) -> None:
+    """Found by the chaos campaign (CI, seed 50792): CinetPay's 500 carries a body with a
+    `code` ("500"), which was read as a refusal: the payout failed and its amount went back
+    to the balance while CinetPay paid it. A 5xx or a 429 says nothing: the transfer waits
+    for its status, which settles it."""
+    await top_up(runtime, merchant.id, 10_000, livemode=True)
+    fault = "error_500_after_accept" if path.endswith("send") else "error_500"
+    fake.fault(fault, path=path)
+    body = {"amount": 1000, "phone_number": NUMBER, "operator": "orange_ci"}
+    payout = await send_payout(client, merchant, body)
+    assert payout["status"] == "pending"
+    for delay in (30, 120):
+        await run(runtime, worker, delay)
+    assert await status_of(client, merchant, f"payouts/{payout['reference']}") == "succeeded"
+    assert await merchant_available(runtime, merchant.id, livemode=True) == 9000
+    assert len(fake.transfers) == 1  # paid once
+
+
 async def test_without_the_transfer_api_a_payout_route_fails_with_nothing_taken(
     client: httpx.AsyncClient, runtime: Runtime, fake: CinetPayFake, merchant: MerchantKeys
 ) -> None:

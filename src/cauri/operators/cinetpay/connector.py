@@ -117,7 +117,7 @@ class CinetPayConnector(exchange.NetworkConnector):
             hidden=frozenset({"apikey"}),
         )
         fields = exchange.parsed(answer.text)
-        if not isinstance(fields, dict) or answer.status is None or answer.status >= 500:
+        if not isinstance(fields, dict) or exchange.says_nothing(answer.status):
             return exchange.unknown((answer.exchange,))
         code, data = str(fields.get("code", "")), fields.get("data")
         if code == CREATED and isinstance(data, dict) and isinstance(data.get("payment_url"), str):
@@ -128,7 +128,7 @@ class CinetPayConnector(exchange.NetworkConnector):
                 operator_data={OPERATOR_PAGE: page},
                 exchanges=(answer.exchange,),
             )
-        if answer.status == 429 or not code:
+        if not code:
             return exchange.unknown((answer.exchange,))
         reason = f"cinetpay_{code}"
         if code in CREDENTIAL_CODES:
@@ -243,7 +243,7 @@ def to_check(status: int | None, fields: Any, records: tuple[Exchange, ...]) -> 
     """`/v2/payment/check`: `data.status` ACCEPTED (paid), REFUSED (failed, the code says
     why), WAITING_FOR_CUSTOMER; a transaction CinetPay does not know (624 with no data):
     never received. Anything else says nothing for sure."""
-    if status is None or status >= 500 or status == 429 or not isinstance(fields, dict):
+    if exchange.says_nothing(status) or not isinstance(fields, dict):
         return exchange.unknown(records)
     code, data = str(fields.get("code", "")), fields.get("data")
     if not isinstance(data, dict):

@@ -127,7 +127,8 @@ class Transfers:
         query: dict[str, str] | None = None,
     ) -> Any:
         """One call with a token; a token CinetPay refuses is replaced once. The answer's
-        parsed body, or None when no answer (or no token) could be had."""
+        parsed body, or None when no answer (or no token) could be had, or one that says
+        nothing (exchange.says_nothing)."""
         for _ in range(2):
             token = await self._token.get(lambda: self._login(records))
             if token is None:
@@ -143,11 +144,15 @@ class Transfers:
             )
             # The token travels in the URL: the record keeps the path only.
             records.append(_without_query(answer.exchange, data))
+            if exchange.says_nothing(answer.status):
+                # A 500's body carries a `code` too ("500"): never a refusal. The transfer
+                # may have been accepted before it; its status says.
+                return None
             fields = exchange.parsed(answer.text)
             if _code(fields) in TOKEN_REFUSED:
                 self._token.forget(token)
                 continue
-            return fields if answer.status is not None else None
+            return fields
         return None
 
     async def _login(self, records: list[Exchange]) -> exchange.Token | None:

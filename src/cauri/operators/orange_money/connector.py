@@ -237,7 +237,7 @@ def to_status(fields: dict[str, Any], records: tuple[Exchange, ...]) -> Operator
 def _refused_or_unknown(
     answer: exchange.Answer | None, records: tuple[Exchange, ...]
 ) -> OperatorResult:
-    if answer is None or answer.status is None or answer.status >= 500 or answer.status == 429:
+    if answer is None or exchange.says_nothing(answer.status):
         return exchange.unknown(records)
     fields = exchange.parsed(answer.text)
     code = fields.get("code") or fields.get("error") if isinstance(fields, dict) else None
