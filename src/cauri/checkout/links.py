@@ -102,19 +102,9 @@ class PaymentLinkService:
             "created_at": now,
             "updated_at": now,
         }
-        statement = (
-            insert(PaymentLink)
-            .values(values)
-            .on_conflict_do_nothing(
-                index_elements=[
-                    PaymentLink.merchant_id,
-                    PaymentLink.livemode,
-                    PaymentLink.external_id,
-                ],
-                index_where=PaymentLink.external_id.is_not(None),
-            )
-            .returning(PaymentLink)
-        )
+        statement = lookups.unless_replayed(
+            insert(PaymentLink).values(values), PaymentLink.__table__
+        ).returning(PaymentLink)
         created = (await session.scalars(statement)).one_or_none()
         if created is None:
             return await self.get(session, caller, body.external_id or ""), False

@@ -253,19 +253,9 @@ class CheckoutService:
             "created_at": now,
             "updated_at": now,
         }
-        statement = (
-            insert(CheckoutSession)
-            .values(row)
-            .on_conflict_do_nothing(
-                index_elements=[
-                    CheckoutSession.merchant_id,
-                    CheckoutSession.livemode,
-                    CheckoutSession.external_id,
-                ],
-                index_where=CheckoutSession.external_id.is_not(None),
-            )
-            .returning(CheckoutSession)
-        )
+        statement = lookups.unless_replayed(
+            insert(CheckoutSession).values(row), CheckoutSession.__table__
+        ).returning(CheckoutSession)
         created = (await session.scalars(statement)).one_or_none()
         if created is not None:
             await jobs.EXPIRE.enqueue(

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, or_, select
+from sqlalchemy import ColumnElement, FromClause, or_, select
+from sqlalchemy.dialects.postgresql import Insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -54,3 +55,13 @@ async def locked(session: AsyncSession, model: type[Row], *criteria: Any) -> Row
         select(model).where(*criteria).with_for_update().execution_options(populate_existing=True)
     )
     return (await session.scalars(statement)).one_or_none()
+
+
+def unless_replayed(statement: Insert, table: FromClause) -> Insert:
+    """`statement` writing nothing when its row's `external_id` is taken in the merchant's
+    environment: each merchant resource's unique index on (merchant_id, livemode,
+    external_id) arbitrates, so a concurrent replay waits on it, then finds the first row."""
+    return statement.on_conflict_do_nothing(
+        index_elements=[table.c.merchant_id, table.c.livemode, table.c.external_id],
+        index_where=table.c.external_id.is_not(None),
+    )

@@ -106,12 +106,7 @@ class Origin:
 # statement on the mapped class) costs more per payment than the row itself.
 _PAYMENTS = cast(Table, Payment.__table__)
 _INSERT = select(Payment).from_statement(
-    insert(_PAYMENTS)
-    .on_conflict_do_nothing(
-        index_elements=[_PAYMENTS.c.merchant_id, _PAYMENTS.c.livemode, _PAYMENTS.c.external_id],
-        index_where=_PAYMENTS.c.external_id.is_not(None),
-    )
-    .returning(*_PAYMENTS.c)
+    lookups.unless_replayed(insert(_PAYMENTS), _PAYMENTS).returning(*_PAYMENTS.c)
 )
 
 

@@ -221,12 +221,9 @@ class PayoutService:
     async def _record(self, session: AsyncSession, row: dict[str, Any]) -> Payout | None:
         """Inserts the payout `row` describes, pending; None when its `external_id` is
         taken (a concurrent replay waits on the unique index, then finds the first one)."""
-        statement = insert(Payout).values(rows.attributes(Payout, row))
-        if row["external_id"] is not None:
-            statement = statement.on_conflict_do_nothing(
-                index_elements=[Payout.merchant_id, Payout.livemode, Payout.external_id],
-                index_where=Payout.external_id.is_not(None),
-            )
+        statement = lookups.unless_replayed(
+            insert(Payout).values(rows.attributes(Payout, row)), Payout.__table__
+        )
         return (await session.scalars(statement.returning(Payout))).one_or_none()
 
     async def _paid_at_once(

@@ -103,16 +103,9 @@ class PlanService:
             "created_at": now,
             "updated_at": now,
         }
-        statement = insert(InstallmentPlan).values(values)
-        if body.external_id is not None:
-            statement = statement.on_conflict_do_nothing(
-                index_elements=[
-                    InstallmentPlan.merchant_id,
-                    InstallmentPlan.livemode,
-                    InstallmentPlan.external_id,
-                ],
-                index_where=InstallmentPlan.external_id.is_not(None),
-            )
+        statement = lookups.unless_replayed(
+            insert(InstallmentPlan).values(values), InstallmentPlan.__table__
+        )
         created = (await session.scalars(statement.returning(InstallmentPlan))).one_or_none()
         if created is None:
             return await self.get(session, caller, body.external_id or ""), False

@@ -38,7 +38,7 @@ from cauri.kit.period import Period
 from cauri.ledger import movements
 from cauri.ledger.movements import Holder, Movement
 from cauri.merchants.auth import Caller
-from cauri.models import Payment, Refund
+from cauri.models import Payment, Refund, lookups
 from cauri.operators import catalogue
 from cauri.operators.protocol import Disbursement, OperatorResult, Outcome, RefundSupport
 from cauri.payments.schemas import payment_object
@@ -194,16 +194,8 @@ async def _insert(
         "created_at": now,
         "updated_at": now,
     }
-    statement = (
-        insert(Refund)
-        .values(values)
-        .on_conflict_do_nothing(
-            index_elements=[Refund.merchant_id, Refund.livemode, Refund.external_id],
-            index_where=Refund.external_id.is_not(None),
-        )
-        .returning(Refund)
-    )
-    return (await session.scalars(statement)).one_or_none()
+    statement = lookups.unless_replayed(insert(Refund).values(values), Refund.__table__)
+    return (await session.scalars(statement.returning(Refund))).one_or_none()
 
 
 @dataclass(frozen=True)
