@@ -59,11 +59,11 @@ async def choose(page: Page, mode: str) -> None:
     await expect(page.get_by_role("heading", level=2)).to_have_text(mode)
 
 
-async def pay_by_push(page: Page, mode: str, number: str) -> str:
+async def pay_by_push(page: Page, mode: str, number: str, amount: str = AMOUNT) -> str:
     """Types the number into the mode's form and pays; returns the attempt's reference."""
     await choose(page, mode)
     await page.get_by_label(f"Numéro {mode}").fill(number)
-    await page.get_by_role("button", name=f"Payer {AMOUNT}").click()
+    await page.get_by_role("button", name=f"Payer {amount}").click()
     await expect(page).to_have_url(ATTEMPT)
     return page.url.rsplit("/", 1)[1]
 
@@ -271,3 +271,33 @@ async def test_without_javascript_the_page_still_pays(
         )
     finally:
         await context.close()
+
+
+async def test_a_link_without_an_amount_opens_a_session_for_what_the_customer_types(
+    page: Page, http: httpx.AsyncClient, runtime: Runtime, return_page: ReturnPage
+) -> None:
+    merchant = await make_merchant(runtime, name="Club Awa")
+    made = await http.post(
+        "/api/v1/payment-links",
+        json={"description": "Don au club", "amount": None, "min_amount": 500},
+        headers=merchant.headers(),
+    )
+    assert made.status_code == 201, made.text
+    await page.set_viewport_size(PHONE)
+    response = await page.goto(made.json()["data"]["url"])
+    assert response is not None and response.status == 200
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Paiement à Club Awa")
+    amount = page.get_by_label("Montant (XOF)")
+    await expect(amount).to_have_accessible_description(f"Au moins {format_amount(500, 'XOF')}.")
+    await assert_no_horizontal_scroll(page)
+    await screenshot(page, "link")
+    await amount.fill("100")
+    await page.get_by_role("button", name="Continuer").click()
+    await expect(page.locator("#amount-error")).to_contain_text("au moins 500")
+    await expect(page.get_by_label("Montant (XOF)")).to_have_value("100")
+    await page.get_by_label("Montant (XOF)").fill("2 500")
+    await page.get_by_role("button", name="Continuer").click()
+    await expect(page).to_have_url(re.compile(r"/checkout/cs_[^/]+$"))
+    await expect(page.locator("#amount")).to_have_text(format_amount(2500, "XOF"))
+    await pay_by_push(page, "MTN Mobile Money Bénin", "97000000", format_amount(2500, "XOF"))
+    await expect(page.get_by_role("status")).to_have_text("Paiement réussi. Merci !")
