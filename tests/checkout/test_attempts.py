@@ -212,3 +212,32 @@ async def test_a_card_is_paid_on_its_page_and_comes_back(
     assert found["status"] == "complete"
     made = await payment(client, merchant, found["payment"])
     assert made["customer"]["email"] == "awa@example.com"
+
+
+async def test_in_test_mode_an_operator_s_own_page_is_played_by_cauri_s(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """Wave and Orange Money take the customer to a page of their own live; in test mode
+    Cauri's test page plays it (the tester decides), then the customer comes back."""
+    merchant = await make_merchant(runtime)
+    checkout = await open_session(client, merchant, country="SN")
+    sent = await submit(client, checkout, "wave_sn", phone_number="771234567")
+    assert sent.status_code == 303, sent.text
+    test_page = httpx.URL(sent.headers["location"])
+    assert test_page.path.startswith("/pay/")
+    shown = await client.get(test_page.path)
+    assert "cette page joue celle de Wave Sénégal" in shown.text
+    refused = await client.post(test_page.path, data={"outcome": "failed"})
+    back = httpx.URL(refused.headers["location"])
+    assert back.path == f"{page_path(checkout)}/return"
+    attempt = await client.get((await client.get(back.path)).headers["location"])
+    assert "Réessayer" in attempt.text
+    again = await submit(client, checkout, "orange_ci", phone_number="2250700000000")
+    decided = await client.post(
+        httpx.URL(again.headers["location"]).path, data={"outcome": "succeeded"}
+    )
+    assert decided.status_code == 303
+    found = await fetch(client, merchant, checkout["reference"])
+    assert found["status"] == "complete" and len(found["attempts"]) == 2
+    made = await payment(client, merchant, found["payment"])
+    assert (made["payment_mode"]["operator"], made["status"]) == ("orange_ci", "succeeded")

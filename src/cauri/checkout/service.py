@@ -66,6 +66,10 @@ NO_PUBLIC_URL = (
     "CAURI_PUBLIC_URL n'est pas défini : sans lui, le service ne sait pas à quelle adresse "
     "publique envoyer le client payer."
 )
+# Operators that take the customer to a page of their own live (Wave's checkout, Orange Money's
+# web payment; docs/OPERATORS.md): in test mode, Cauri's test page plays that page, so that
+# every kind of mode can be tried without an operator.
+OWN_PAGE = frozenset({"wave_sn", "wave_ci", "orange_ci", "orange_ml"})
 CLOSED_LINK = "Ce lien de paiement n'est plus actif. Contactez le marchand."
 # How long a link's visit's session stays open: a customer paying now, not a bill kept.
 VISIT_SESSION_SECONDS = 3600
@@ -465,6 +469,8 @@ class CheckoutService:
                 session, runtime, caller, str(checkout.plan_id), body, base_url, origin
             )
         priced = await payments.price(session, runtime, caller, body, own_return_page=True)
+        # Test mode: an operator with a page of its own is played by Cauri's test page.
+        test_page = not checkout.livemode and mode.operator in OWN_PAGE
         payment = await payments.record(
             session,
             runtime,
@@ -474,9 +480,11 @@ class CheckoutService:
             base_url,
             description=checkout.description,
             origin=origin,
+            test_page=test_page,
         )
         assert payment is not None  # without an external_id, nothing can conflict
-        await payments.initiate(session, runtime, payment, otp=body.otp)
+        if not test_page:  # on its test page, the tester decides, as for a card
+            await payments.initiate(session, runtime, payment, otp=body.otp)
         return payment
 
     @staticmethod

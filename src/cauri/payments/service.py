@@ -338,8 +338,10 @@ class PaymentService:
         instalment: Instalment | None = None,
         answer: OperatorResult | None = None,
         origin: Origin | None = None,
+        test_page: bool = False,
     ) -> dict[str, Any]:
-        """The new payment's row."""
+        """The new payment's row; `test_page`: paid on Cauri's hosted page, as a card is (a
+        test payment of a mode whose operator has a page of its own: cauri.checkout)."""
         now = runtime.clock.now()
         mode = priced.checked.mode
         values: dict[str, Any] = {
@@ -361,7 +363,9 @@ class PaymentService:
             "return_url": body.return_url,
             "callback_url": body.callback_url,
             "metadata": body.metadata,
-            "payment_url": _payment_url(base_url, payment_id) if mode.is_card else None,
+            "payment_url": _payment_url(base_url, payment_id)
+            if mode.is_card or test_page
+            else None,
             "failure_reason": None,
             "operator_reference": None,
             "created_at": now,
@@ -400,6 +404,7 @@ class PaymentService:
         payment_id: uuid.UUID | None = None,
         answer: OperatorResult | None = None,
         origin: Origin | None = None,
+        test_page: bool = False,
     ) -> Payment | None:
         """Inserts the payment, pending, or as `answer` (the operator's, asked first) leaves
         it; None when `external_id` is already taken (a replay). The caller then engages the
@@ -416,6 +421,7 @@ class PaymentService:
             payment_id=payment_id or uuid.uuid4(),
             answer=answer,
             origin=origin,
+            test_page=test_page,
         )
         return (await session.scalars(_INSERT, values)).one_or_none()
 

@@ -146,6 +146,7 @@ async def payment_page(
             "payment": payment,
             "merchant_name": merchant.name if merchant else "",
             "mode_name": mode.name if mode else payment.operator,
+            "card": mode is None or mode.is_card,
             "holder": holder,
             "amount": format_amount(payment.amount, payment.currency),
             # The customer sees a commission only when they pay it.
