@@ -34,11 +34,11 @@ ATTEMPT = re.compile(r"/checkout/cs_[^/]+/attempts/[^/?]+$")
 async def open_checkout(
     runtime: Runtime, http: httpx.AsyncClient, return_page: ReturnPage, **overrides: Any
 ) -> tuple[MerchantKeys, dict[str, Any]]:
-    """A merchant, and a session of theirs in Benin that ends on the real return page."""
+    """A merchant, and a session of theirs (in Benin unless said) that ends on the real
+    return page."""
     merchant = await make_merchant(runtime, name="Boutique Awa")
-    checkout = await open_session(
-        http, merchant, country="BJ", return_url=return_page.url, **overrides
-    )
+    body = {"country": "BJ", "return_url": return_page.url} | overrides
+    checkout = await open_session(http, merchant, **body)
     return merchant, checkout
 
 
@@ -301,3 +301,61 @@ async def test_a_link_without_an_amount_opens_a_session_for_what_the_customer_ty
     await expect(page.locator("#amount")).to_have_text(format_amount(2500, "XOF"))
     await pay_by_push(page, "MTN Mobile Money Bénin", "97000000", format_amount(2500, "XOF"))
     await expect(page.get_by_role("status")).to_have_text("Paiement réussi. Merci !")
+
+
+async def test_a_mode_that_needs_a_code_asks_for_it_with_how_to_get_it(
+    page: Page, http: httpx.AsyncClient, runtime: Runtime, return_page: ReturnPage
+) -> None:
+    _, checkout = await open_checkout(runtime, http, return_page, country="SN")
+    await visit(page, checkout)
+    await choose(page, "Orange Money Sénégal")
+    code = page.get_by_label("Code de paiement")
+    await expect(code).to_have_accessible_description(re.compile("Orange Money.*code secret"))
+    await page.get_by_label("Numéro Orange Money Sénégal").fill("77 000 00 00")
+    await page.get_by_role("button", name=f"Payer {AMOUNT}").click()
+    await expect(page.locator("#otp-error")).to_be_visible()  # the code is required
+    await page.get_by_label("Code de paiement").fill("123456")
+    await page.get_by_role("button", name=f"Payer {AMOUNT}").click()
+    await expect(page).to_have_url(ATTEMPT)
+    await expect(page.get_by_role("status")).to_have_text("Paiement réussi. Merci !")
+
+
+async def test_an_operator_s_own_page_is_played_in_test_mode_there_and_back(
+    page: Page, http: httpx.AsyncClient, runtime: Runtime, return_page: ReturnPage
+) -> None:
+    merchant, checkout = await open_checkout(runtime, http, return_page, country="SN")
+    await visit(page, checkout)
+    await choose(page, "Wave Sénégal")
+    await page.get_by_label("Numéro Wave Sénégal").fill("77 123 45 67")
+    await page.get_by_role("button", name=f"Payer {AMOUNT}").click()
+    await expect(page).to_have_url(re.compile(r"/pay/[^/]+$"))
+    await expect(page.get_by_role("note")).to_contain_text("cette page joue celle de Wave Sénégal")
+    await page.get_by_role("button", name=f"Payer {AMOUNT}").click()
+    await expect(page).to_have_url(ATTEMPT)
+    await expect(page.get_by_role("status")).to_have_text("Paiement réussi. Merci !")
+    assert (await fetch(http, merchant, checkout["reference"]))["status"] == "complete"
+
+
+async def test_a_plan_s_instalment_is_chosen_within_its_bounds(
+    page: Page, http: httpx.AsyncClient, runtime: Runtime, return_page: ReturnPage
+) -> None:
+    merchant = await make_merchant(runtime, name="Boutique Awa")
+    plan = await http.post(
+        "/api/v1/installment-plans", json={"target_amount": 50_000}, headers=merchant.headers()
+    )
+    assert plan.status_code == 201, plan.text
+    checkout = await open_session(
+        http, merchant, plan=plan.json()["data"]["reference"], amount=None, country="BJ"
+    )
+    await visit(page, checkout)
+    await expect(page.locator("#plan-progress")).to_have_text(
+        f"Plan de paiement : {format_amount(0, 'XOF')} payés sur {format_amount(50_000, 'XOF')}."
+    )
+    await choose(page, "MTN Mobile Money Bénin")
+    await page.get_by_label("Numéro MTN Mobile Money Bénin").fill("97000000")
+    await page.get_by_label("Montant du versement (XOF)").fill("20 000")
+    await page.get_by_role("button", name="Payer").click()
+    await expect(page).to_have_url(ATTEMPT)
+    await expect(page.get_by_role("status")).to_have_text("Paiement réussi. Merci !")
+    await visit(page, checkout)
+    await expect(page.get_by_role("status")).to_have_text("Cette commande est payée.")
