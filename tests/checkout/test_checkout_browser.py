@@ -359,3 +359,15 @@ async def test_a_plan_s_instalment_is_chosen_within_its_bounds(
     await expect(page.get_by_role("status")).to_have_text("Paiement réussi. Merci !")
     await visit(page, checkout)
     await expect(page.get_by_role("status")).to_have_text("Cette commande est payée.")
+
+
+async def test_the_keyboard_goes_through_the_form_in_reading_order(
+    page: Page, http: httpx.AsyncClient, runtime: Runtime, return_page: ReturnPage
+) -> None:
+    _, checkout = await open_checkout(runtime, http, return_page, country="SN")
+    await visit(page, checkout)
+    await choose(page, "Orange Money Sénégal")
+    await page.get_by_label("Numéro Orange Money Sénégal").focus()
+    for expected in ("#otp", 'button[type="submit"]', "text=Changer de moyen de paiement"):
+        await page.keyboard.press("Tab")
+        await expect(page.locator(expected)).to_be_focused()

@@ -218,6 +218,9 @@ async def test_the_page_speaks_english_to_a_browser_that_prefers_it(
     )
     nothing_said = await client.get(page_path(checkout))
     assert '<html lang="fr">' in nothing_said.text
+    card = await submit(client, checkout, "VISA", firstname="A", lastname="D", email="a@d.example")
+    card_page = await client.get(httpx.URL(card.headers["location"]).path, headers=english)
+    assert "Refuse the payment" in card_page.text and "no card is debited." in card_page.text
 
 
 async def test_the_number_typed_on_the_choice_predicts_the_operator(

@@ -156,7 +156,7 @@ async def test_a_live_payment_offers_no_test_decision(
     payment = created.json()["data"]
     path = urlsplit(payment["payment_url"]).path
     page = await client.get(path)
-    assert_html(page, 200, "Le paiement par carte n'est pas encore disponible")
+    assert_html(page, 200, "Le paiement par carte n&#39;est pas encore disponible")
     assert "<button" not in page.text and "Mode test" not in page.text
     decision = await client.post(path, data={"outcome": "succeeded"})
     assert_html(decision, 404, "Paiement introuvable")

@@ -22,6 +22,23 @@ ENGLISH_TEXT: dict[str, str] = {
     "Pays": "Country",
     "Afficher": "Show",
     "Choisissez comment payer": "Choose how to pay",
+    "Objet": "For",
+    "Commande": "Order",
+    "Titulaire": "Cardholder",
+    "Ce paiement est %s.": "This payment is %s.",
+    "en attente": "pending",
+    "réussi": "successful",
+    "refusé": "refused",
+    "remboursé": "refunded",
+    "Le paiement par carte n'est pas encore disponible sur ce service. Aucune somme n'a été "
+    "débitée.": "Card payment is not available on this service yet. Nothing was debited.",
+    "aucune carte n'est débitée.": "no card is debited.",
+    "cette page joue celle de %s ; aucun argent ne circule.": (
+        "this page plays %s's; no money moves."
+    ),
+    "Choisissez l'issue du paiement.": "Choose the payment's outcome.",
+    "Issue du paiement de test": "Outcome of the test payment",
+    "Refuser le paiement": "Refuse the payment",
     "Votre numéro (facultatif)": "Your number (optional)",
     "Trouver mon opérateur": "Find my operator",
     "Probablement :": "Likely:",
