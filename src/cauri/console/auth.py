@@ -12,8 +12,9 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from cauri.console.errors import CsrfRefused, Forbidden, SignInRequired
-from cauri.console.security import CSRF_FIELD, SESSION_COOKIE, same
+from cauri.console.security import CSRF_FIELD, SESSION_COOKIE
 from cauri.http import RuntimeDep, SessionDep
+from cauri.kit.tokens import same
 from cauri.staff import sessions
 from cauri.staff.roles import Permission, allows
 from cauri.staff.sessions import Current

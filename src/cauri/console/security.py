@@ -18,6 +18,7 @@ from fastapi import Request, Response
 
 from cauri.config import Settings
 from cauri.kit.ratelimit import budget_key, client_ip, trusted_networks
+from cauri.kit.tokens import same
 from cauri.staff import totp
 
 PREFIX = "/console"
@@ -37,13 +38,6 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
     "Referrer-Policy": "same-origin",
 }
-
-
-def same(sent: str | None, expected: str) -> bool:
-    """Compares a token in constant time; any text may be sent."""
-    if not sent:
-        return False
-    return hmac.compare_digest(sent.encode(errors="replace"), expected.encode())
 
 
 def set_cookie(response: Response, name: str, value: str, max_age: int | None = None) -> None:

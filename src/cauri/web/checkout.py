@@ -43,6 +43,7 @@ from cauri.kit import phone, public_url
 from cauri.kit.errors import Conflict, InvalidRequest, NotFound, PaymentFailed
 from cauri.kit.failures import failure_fields
 from cauri.kit.ids import parse_uuid
+from cauri.kit.tokens import same
 from cauri.models import CheckoutSession, InstallmentPlan, Merchant, Payment
 from cauri.models.checkout import SessionStatus
 from cauri.operators import catalogue
@@ -77,9 +78,7 @@ def form_token(nonce: str, reference: str) -> str:
 
 def token_valid(request: Request, reference: str, sent: str | None) -> bool:
     nonce = request.cookies.get(NONCE_COOKIE)
-    if nonce is None or not sent:
-        return False
-    return hmac.compare_digest(sent.encode(errors="replace"), form_token(nonce, reference).encode())
+    return nonce is not None and same(sent, form_token(nonce, reference))
 
 
 def with_nonce(response: Response, nonce: str) -> Response:

@@ -20,6 +20,7 @@ from cauri.kit.errors import Conflict, InvalidRequest
 from cauri.models import Merchant, PaymentLink
 from cauri.runtime import Runtime
 from cauri.web.checkout import base_url_of, form_token, nonce_of, token_valid, with_nonce
+from cauri.web.language import FIELD_HINTS
 from cauri.web.rendering import PageRoute, format_amount, page
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
@@ -47,6 +48,7 @@ async def _show(
         "typed": typed,
         "errors": errors or {},
         "csrf": form_token(nonce, link.code),
+        "hints": FIELD_HINTS,
     }
     shown = page(request, "payment_link.html", context, status_code if context["open"] else 410)
     return with_nonce(shown, nonce)
