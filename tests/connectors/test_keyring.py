@@ -17,8 +17,9 @@ from cauri.config import Settings
 from cauri.connectors.errors import ConnectorError
 from cauri.connectors.secrets import SecretBox
 from cauri.kit.db import unit_of_work
+from cauri.people import totp
 from cauri.runtime import Runtime, operator_registry
-from cauri.staff import keyring, totp
+from cauri.staff import keyring
 from tests.conftest import TEST_SECRET_KEY
 from tests.connectors.builders import SECRET, Builds, add_fake, cauri, in_session
 from tests.console.builders import make_staff
@@ -27,7 +28,7 @@ from tests.support import make_merchant, scalar, webhook_secrets_in_clear, with_
 OLD, NEW = TEST_SECRET_KEY, "n" * 40
 BLOBS = """SELECT json_build_array(
     (SELECT array_agg(encode(secrets, 'hex')) FROM connector_accounts),
-    (SELECT array_agg(encode(totp_secret, 'hex')) FROM staff_accounts),
+    (SELECT array_agg(encode(totp_secret, 'hex')) FROM users),
     (SELECT array_agg(encode(sealed_secret, 'hex') ORDER BY livemode) FROM webhook_endpoints)
 )::text"""
 
@@ -90,7 +91,7 @@ async def readable_with(runtime: Runtime, webhooks: list[str], totp_secret: str)
     [(account_id, blob)] = (
         await in_session(
             runtime,
-            lambda s: s.execute(text("SELECT id, totp_secret FROM staff_accounts")),
+            lambda s: s.execute(text("SELECT id, totp_secret FROM users")),
         )
     ).all()
     settings = runtime.settings

@@ -17,8 +17,9 @@ import pyotp
 
 from cauri.kit.clock import Clock, SystemClock
 from cauri.kit.db import unit_of_work
+from cauri.people import accounts, totp
+from cauri.people.realm import STAFF
 from cauri.runtime import Runtime
-from cauri.staff import accounts, totp
 from tests.cli import CliResult
 from tests.conftest import TEST_SECRET_KEY
 from tests.foundation.builders import run_cli
@@ -60,7 +61,7 @@ async def make_staff(
     with_totp = enrolled if enrolled is not None else role in ("admin", "finance")
     secret = totp.new_secret() if with_totp else None
     async with unit_of_work(runtime.sessionmaker) as session:
-        account = await accounts.create(session, email=email, role=role, now=now)
+        account = await accounts.create(session, STAFF, email=email, role=role, now=now)
         if password is not None:
             await accounts.set_password(session, account, password)
         if secret is not None:
@@ -78,7 +79,8 @@ async def cli(database_url: str, *args: str) -> CliResult:
 async def welcome_path(runtime: Runtime, email: str, at: datetime | None = None) -> str:
     """The page of a new one-time link of the account, issued `at` (now)."""
     async with unit_of_work(runtime.sessionmaker) as session:
-        link = await accounts.issue_link(session, email, at or runtime.clock.now())
+        account = await accounts.get(session, STAFF, email)
+        link = await accounts.issue_link(session, account, at or runtime.clock.now())
     return f"/console/welcome/{link.token}"
 
 

@@ -10,9 +10,9 @@ from cauri.runtime import Runtime
 from tests.console.builders import NEW_PASSWORD, ConsoleClient, make_staff, welcome_path
 from tests.support import scalar
 
-NOTHING_WRITTEN = """SELECT (SELECT count(*) FROM staff_sign_in_attempts)
-    + (SELECT count(*) FROM staff_sessions)
-    + (SELECT count(*) FROM staff_accounts WHERE last_sign_in_at IS NOT NULL)"""
+NOTHING_WRITTEN = """SELECT (SELECT count(*) FROM sign_in_attempts)
+    + (SELECT count(*) FROM user_sessions)
+    + (SELECT count(*) FROM users WHERE last_sign_in_at IS NOT NULL)"""
 
 
 def assert_refused(answer: httpx.Response) -> None:
@@ -60,18 +60,14 @@ async def test_sign_out_without_the_session_token_keeps_the_session(
     for data in ({}, {"csrf": "forged"}, {"csrf": form_token}):
         answer = await console.post("/console/sign-out", data)
         assert_refused(answer)
-    assert (
-        await scalar(runtime, "SELECT count(*) FROM staff_sessions WHERE revoked_at IS NULL") == 1
-    )
+    assert await scalar(runtime, "SELECT count(*) FROM user_sessions WHERE revoked_at IS NULL") == 1
     assert (await console.get("/console/")).status_code == 200
 
     signed_out = await console.post(
         "/console/sign-out", {"csrf": await console.csrf_of("/console/")}
     )
     assert signed_out.status_code == 303 and signed_out.headers["location"] == "/console/sign-in"
-    assert (
-        await scalar(runtime, "SELECT count(*) FROM staff_sessions WHERE revoked_at IS NULL") == 0
-    )
+    assert await scalar(runtime, "SELECT count(*) FROM user_sessions WHERE revoked_at IS NULL") == 0
 
 
 async def test_code_without_the_session_token_is_not_checked(
@@ -81,8 +77,8 @@ async def test_code_without_the_session_token_is_not_checked(
     await console.sign_in(admin)
     answer = await console.post("/console/sign-in/code", {"code": admin.code()})
     assert_refused(answer)
-    assert await scalar(runtime, "SELECT count(*) FROM staff_sign_in_attempts") == 0
-    assert await scalar(runtime, "SELECT totp_last_step FROM staff_accounts") is None
+    assert await scalar(runtime, "SELECT count(*) FROM sign_in_attempts") == 0
+    assert await scalar(runtime, "SELECT totp_last_step FROM users") is None
 
 
 async def test_welcome_without_its_token_spends_nothing(
@@ -93,6 +89,6 @@ async def test_welcome_without_its_token_spends_nothing(
     await console.csrf_of(path)
     answer = await console.post(path, {"password": NEW_PASSWORD, "confirmation": NEW_PASSWORD})
     assert_refused(answer)
-    assert await scalar(runtime, "SELECT used_at FROM staff_sign_in_links") is None
-    assert await scalar(runtime, "SELECT password_hash FROM staff_accounts") is None
+    assert await scalar(runtime, "SELECT used_at FROM sign_in_links") is None
+    assert await scalar(runtime, "SELECT password_hash FROM users") is None
     assert await scalar(runtime, NOTHING_WRITTEN) == 0

@@ -14,8 +14,8 @@ import pytest
 from playwright.async_api import Page, expect
 
 from cauri.kit.clock import ManualClock
+from cauri.people import throttle
 from cauri.runtime import Runtime
-from cauri.staff import throttle
 from cauri.worker.runner import Worker
 from tests.console.browsing import sign_in, submit_password
 from tests.console.builders import make_staff

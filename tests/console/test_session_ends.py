@@ -9,8 +9,9 @@ from datetime import timedelta
 from sqlalchemy import text
 
 from cauri.kit.db import unit_of_work
+from cauri.people import accounts
+from cauri.people.realm import STAFF
 from cauri.runtime import Runtime
-from cauri.staff import accounts
 from tests.console.builders import ConsoleClient, make_staff
 from tests.support import scalar
 
@@ -29,15 +30,11 @@ async def assert_sent_to_sign_in(console: ConsoleClient) -> None:
 async def test_idle_session_sends_back_to_sign_in(console: ConsoleClient, runtime: Runtime) -> None:
     assert runtime.settings.console_idle_minutes == 30
     await console.signed_in_as(await make_staff(runtime))
-    await _execute(
-        runtime, "UPDATE staff_sessions SET last_seen_at = now() - interval '29 minutes'"
-    )
+    await _execute(runtime, "UPDATE user_sessions SET last_seen_at = now() - interval '29 minutes'")
     assert (await console.get("/console/")).status_code == 200  # seen: the idle clock restarts
-    seen = "SELECT now() - last_seen_at < interval '1 minute' FROM staff_sessions"
+    seen = "SELECT now() - last_seen_at < interval '1 minute' FROM user_sessions"
     assert await scalar(runtime, seen)
-    await _execute(
-        runtime, "UPDATE staff_sessions SET last_seen_at = now() - interval '31 minutes'"
-    )
+    await _execute(runtime, "UPDATE user_sessions SET last_seen_at = now() - interval '31 minutes'")
     await assert_sent_to_sign_in(console)
 
 
@@ -45,9 +42,9 @@ async def test_session_ends_after_its_lifetime_however_busy(
     console: ConsoleClient, runtime: Runtime
 ) -> None:
     await console.signed_in_as(await make_staff(runtime))
-    lifetime = "SELECT expires_at - created_at FROM staff_sessions"
+    lifetime = "SELECT expires_at - created_at FROM user_sessions"
     assert await scalar(runtime, lifetime) == timedelta(hours=12)
-    await _execute(runtime, "UPDATE staff_sessions SET expires_at = now() - interval '1 second'")
+    await _execute(runtime, "UPDATE user_sessions SET expires_at = now() - interval '1 second'")
     await assert_sent_to_sign_in(console)
 
 
@@ -59,10 +56,12 @@ async def test_disabled_account_is_refused_and_its_sessions_die(
     async with console.another() as second:
         await second.signed_in_as(member)
         async with unit_of_work(runtime.sessionmaker) as session:
-            await accounts.disable(session, member.email, runtime.clock.now())
+            await accounts.disable(
+                session, await accounts.get(session, STAFF, member.email), runtime.clock.now()
+            )
         await assert_sent_to_sign_in(console)
         await assert_sent_to_sign_in(second)
-    revoked = "SELECT bool_and(revoked_at IS NOT NULL) FROM staff_sessions"
+    revoked = "SELECT bool_and(revoked_at IS NOT NULL) FROM user_sessions"
     assert await scalar(runtime, revoked)
     again = await console.sign_in(member)
     assert again.status_code == 401 and "mot de passe incorrect" in again.text
@@ -74,9 +73,11 @@ async def test_new_link_ends_the_sessions_and_the_totp_enrollment(
     admin = await make_staff(runtime, role="admin")
     await console.signed_in_as(admin)
     async with unit_of_work(runtime.sessionmaker) as session:
-        await accounts.issue_link(session, admin.email, runtime.clock.now())
+        await accounts.issue_link(
+            session, await accounts.get(session, STAFF, admin.email), runtime.clock.now()
+        )
     await assert_sent_to_sign_in(console)
-    enrolled = "SELECT totp_secret IS NULL AND totp_enabled_at IS NULL FROM staff_accounts"
+    enrolled = "SELECT totp_secret IS NULL AND totp_enabled_at IS NULL FROM users"
     assert await scalar(runtime, enrolled)
     # The password still works; the role then asks for a new enrollment.
     answer = await console.sign_in(admin)

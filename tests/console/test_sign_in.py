@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import httpx
 
+from cauri.people import accounts
 from cauri.runtime import Runtime
-from cauri.staff import accounts
 from tests.console.builders import (
     NEW_PASSWORD,
     PASSWORD,
@@ -46,10 +46,10 @@ async def test_viewer_signs_in_with_a_password(console: ConsoleClient, runtime: 
     assert home.status_code == 200
     assert "awa@cauri.example" in home.text and "lecture seule" in home.text
     assert 'href="/console/"' in home.text and 'href="/console/staff"' not in home.text
-    assert await scalar(runtime, "SELECT last_sign_in_at IS NOT NULL FROM staff_accounts")
+    assert await scalar(runtime, "SELECT last_sign_in_at IS NOT NULL FROM users")
     # Stored: the digest of the cookie's token, never the token.
     token = console.cookies["cauri_console"]
-    stored = "SELECT count(*) FROM staff_sessions WHERE token_hash = :token"
+    stored = "SELECT count(*) FROM user_sessions WHERE token_hash = :token"
     assert await scalar(runtime, stored, token=token) == 0
 
 
@@ -66,8 +66,8 @@ async def test_wrong_password_and_unknown_account_get_the_same_answer(
         assert "Adresse e-mail ou mot de passe incorrect." in answer.text
         assert_secured(answer)
     assert "cauri_console" not in console.cookies
-    assert await scalar(runtime, "SELECT count(*) FROM staff_sessions") == 0
-    assert await scalar(runtime, "SELECT count(*) FROM staff_sign_in_attempts") == 3
+    assert await scalar(runtime, "SELECT count(*) FROM user_sessions") == 0
+    assert await scalar(runtime, "SELECT count(*) FROM sign_in_attempts") == 3
 
 
 async def test_admin_signs_in_with_a_code_never_reused(
@@ -105,7 +105,7 @@ async def test_one_time_link_sets_the_password_once(
     csrf = await console.csrf_of(path)
     short = await console.post(path, {"csrf": csrf, "password": "court", "confirmation": "court"})
     assert short.status_code == 422 and "12" in short.text
-    assert await scalar(runtime, "SELECT used_at FROM staff_sign_in_links") is None
+    assert await scalar(runtime, "SELECT used_at FROM sign_in_links") is None
 
     welcomed = await console.post(
         path, {"csrf": csrf, "password": NEW_PASSWORD, "confirmation": NEW_PASSWORD}

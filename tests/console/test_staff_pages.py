@@ -19,8 +19,8 @@ from tests.support import scalar
 
 STAFF = "/console/staff"
 NEW = "nouveau@cauri.example"
-WRITTEN = """SELECT (SELECT count(*) FROM staff_accounts WHERE disabled_at IS NOT NULL)
-    + (SELECT count(*) FROM staff_accounts) + (SELECT count(*) FROM staff_sign_in_links)
+WRITTEN = """SELECT (SELECT count(*) FROM users WHERE disabled_at IS NOT NULL)
+    + (SELECT count(*) FROM users) + (SELECT count(*) FROM sign_in_links)
     + (SELECT count(*) FROM audit_log)"""
 
 

@@ -10,8 +10,9 @@ import httpx
 
 from cauri.kit.clock import ManualClock
 from cauri.kit.db import unit_of_work
+from cauri.people import throttle
+from cauri.people.realm import STAFF
 from cauri.runtime import Runtime
-from cauri.staff import throttle
 from tests.console.builders import ConsoleClient, Member, make_staff
 
 
@@ -65,8 +66,8 @@ async def test_the_window_passes_and_a_success_starts_the_account_over(
 
     async def attempt(succeeded: bool) -> None:
         async with unit_of_work(runtime.sessionmaker) as session:
-            await throttle.check(session, email, ip, clock.now())
-            await throttle.record(session, email, ip, clock.now(), succeeded=succeeded)
+            await throttle.check(session, STAFF, email, ip, clock.now())
+            await throttle.record(session, STAFF, email, ip, clock.now(), succeeded=succeeded)
 
     for _ in range(throttle.ACCOUNT_LIMIT - 1):
         await attempt(False)
@@ -78,12 +79,12 @@ async def test_the_window_passes_and_a_success_starts_the_account_over(
         await attempt(False)
     async with unit_of_work(runtime.sessionmaker) as session:
         try:
-            await throttle.check(session, email, ip, clock.now())
+            await throttle.check(session, STAFF, email, ip, clock.now())
         except throttle.Throttled as refused:
             assert refused.retry_at == first_of_five + throttle.WINDOW
         else:
             raise AssertionError("not throttled")
     clock.advance(throttle.WINDOW.total_seconds() + 1)
     async with unit_of_work(runtime.sessionmaker) as session:
-        await throttle.check(session, email, ip, clock.now())
+        await throttle.check(session, STAFF, email, ip, clock.now())
     assert timedelta(minutes=15) == throttle.WINDOW

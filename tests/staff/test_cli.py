@@ -94,15 +94,15 @@ async def test_create_with_a_password_from_stdin(database_url: str, runtime: Run
     row = created.json()
     assert row["password_set"] is True and row["role"] == "viewer" and "link" not in row
     assert "une phrase" not in created.stdout
-    assert await scalar(runtime, "SELECT count(*) FROM staff_sign_in_links") == 0
-    stored = await scalar(runtime, "SELECT password_hash FROM staff_accounts")
+    assert await scalar(runtime, "SELECT count(*) FROM sign_in_links") == 0
+    stored = await scalar(runtime, "SELECT password_hash FROM users")
     assert stored.startswith("$argon2id$")
 
     short = await _create(
         database_url, "sika@cauri.example", "viewer", "--password-stdin", stdin="court\n"
     )
     assert short.exit_code == 2 and "12" in short.stderr
-    assert await scalar(runtime, "SELECT count(*) FROM staff_accounts") == 1
+    assert await scalar(runtime, "SELECT count(*) FROM users") == 1
 
 
 async def test_create_refusals(database_url: str, runtime: Runtime) -> None:
@@ -116,14 +116,14 @@ async def test_create_refusals(database_url: str, runtime: Runtime) -> None:
     assert list(email.error()["details"]) == ["email"]
     no_key = await _create(database_url, "c@cauri.example", "viewer", env_vars=None)
     assert "CAURI_SECRET_KEY" in no_key.error()["message"]
-    assert await scalar(runtime, "SELECT count(*) FROM staff_accounts") == 1
+    assert await scalar(runtime, "SELECT count(*) FROM users") == 1
 
 
 async def test_disable_and_link(database_url: str, runtime: Runtime) -> None:
     empty = await run_cli(database_url, "staff", "list")
     assert "no staff account" in empty.stdout
     await _create(database_url, "awa@cauri.example", "admin")
-    first_link = "SELECT token_hash FROM staff_sign_in_links"
+    first_link = "SELECT token_hash FROM sign_in_links"
     before = await scalar(runtime, first_link)
 
     linked = await run_cli(
@@ -131,12 +131,12 @@ async def test_disable_and_link(database_url: str, runtime: Runtime) -> None:
     )
     row = linked.json()
     assert row["link"].startswith("http://127.0.0.1:8000/console/welcome/")
-    assert await scalar(runtime, "SELECT count(*) FROM staff_sign_in_links") == 1
+    assert await scalar(runtime, "SELECT count(*) FROM sign_in_links") == 1
     assert await scalar(runtime, first_link) != before  # the earlier link no longer works
 
     disabled = await run_cli(database_url, "staff", "disable", "awa@cauri.example")
     assert disabled.exit_code == 0 and "disabled at" in disabled.stdout
-    assert await scalar(runtime, "SELECT count(*) FROM staff_sign_in_links") == 0
+    assert await scalar(runtime, "SELECT count(*) FROM sign_in_links") == 0
     text = (await run_cli(database_url, "staff", "list")).stdout.splitlines()
     assert text[0].split() == [
         "email",

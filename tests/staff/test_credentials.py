@@ -11,7 +11,7 @@ import pytest
 from argon2 import PasswordHasher
 
 from cauri.kit.errors import InvalidRequest, ServerError
-from cauri.staff import passwords, totp
+from cauri.people import passwords, totp
 from tests.conftest import TEST_SECRET_KEY
 
 NOW = datetime(2026, 11, 25, 12, 0, 10, tzinfo=UTC)

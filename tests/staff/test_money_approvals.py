@@ -37,9 +37,7 @@ THRESHOLD = 5_000
 
 async def staff(runtime: Runtime, name: str, role: str = "finance") -> Actor:
     member = await make_staff(runtime, f"{name}@cauri.example", role)
-    account_id = await scalar(
-        runtime, "SELECT id FROM staff_accounts WHERE email = :e", e=member.email
-    )
+    account_id = await scalar(runtime, "SELECT id FROM users WHERE email = :e", e=member.email)
     return Actor.staff(member.email, account_id)
 
 
@@ -133,9 +131,7 @@ async def test_nobody_who_set_up_the_other_account_in_the_last_24_hours_is_the_s
     else:
         await make_staff(runtime, "binta@cauri.example", "finance")
         await act(runtime, actions.link_staff, admin, "binta@cauri.example")
-    binta_id = await scalar(
-        runtime, "SELECT id FROM staff_accounts WHERE email = 'binta@cauri.example'"
-    )
+    binta_id = await scalar(runtime, "SELECT id FROM users WHERE email = 'binta@cauri.example'")
     binta = Actor.staff("binta@cauri.example", binta_id)
 
     by_admin = await credit(runtime, admin, merchant.id, 9_000)
@@ -287,9 +283,7 @@ async def test_a_payout_follows_the_same_rules(client: httpx.AsyncClient, runtim
     admin = await staff(runtime, "awa", "admin")
     await make_staff(runtime, "binta@cauri.example", "finance")
     await act(runtime, actions.link_staff, admin, "binta@cauri.example")
-    binta_id = await scalar(
-        runtime, "SELECT id FROM staff_accounts WHERE email = 'binta@cauri.example'"
-    )
+    binta_id = await scalar(runtime, "SELECT id FROM users WHERE email = 'binta@cauri.example'")
     binta = Actor.staff("binta@cauri.example", binta_id)
 
     with pytest.raises(Conflict, match="--as EMAIL --totp CODE"):

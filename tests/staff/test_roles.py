@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cauri.models.staff import STAFF_ROLES
+from cauri.models.people import STAFF_ROLES
 from cauri.staff.roles import (
     DESCRIPTIONS_FR,
     PERMISSIONS,

@@ -12,7 +12,8 @@ import typer
 
 from cauri.audit.actor import Actor
 from cauri.models import MoneyApproval
-from cauri.staff import approvals, sign_in
+from cauri.people import sign_in
+from cauri.staff import approvals
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession

@@ -16,8 +16,10 @@ from cauri.config import get_settings
 from cauri.console.sign_in import WELCOME_PATH
 from cauri.kit.errors import CauriError
 from cauri.kit.public_url import public_base_url
-from cauri.staff import accounts, actions, passwords, totp
-from cauri.staff.accounts import IssuedLink
+from cauri.people import accounts, passwords, totp
+from cauri.people.accounts import IssuedLink
+from cauri.people.realm import STAFF
+from cauri.staff import actions
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
@@ -84,7 +86,7 @@ def staff_create(
         )
         if password is not None:
             return accounts.account_row(account)
-        return _link_row(await accounts.issue_link(session, account.email, runtime.clock.now()))
+        return _link_row(await accounts.issue_link(session, account, runtime.clock.now()))
 
     row = in_transaction(work)
     if password is None:
@@ -100,7 +102,10 @@ def staff_list(as_json: JsonFlag = False) -> None:
     """Every staff account, oldest first (never a password hash nor a TOTP secret)."""
 
     async def work(session: AsyncSession, _: Runtime) -> list[dict[str, Any]]:
-        return [accounts.account_row(account) for account in await accounts.list_accounts(session)]
+        return [
+            accounts.account_row(account)
+            for account in await accounts.list_accounts(session, STAFF)
+        ]
 
     rows = in_transaction(work)
     if as_json:

@@ -25,9 +25,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.audit.actor import Actor
 from cauri.console.auth import SignedIn
 from cauri.console.rendering import templates
-from cauri.console.security import CSRF_FIELD
 from cauri.kit import strict_json
 from cauri.kit.errors import CauriError, InvalidRequest
+from cauri.signin.door import CSRF_FIELD
 from cauri.staff.actions import StaffAction
 from cauri.staff.roles import Permission, allows
 

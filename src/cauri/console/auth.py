@@ -1,5 +1,5 @@
-"""Who is asking: the session of the request's cookie, the signed-in person, the permission
-a page needs (`require`), and the CSRF token every form of a session posts."""
+"""Who is asking: the signed-in person of the console, and the permission a page needs
+(`require`); sessions and CSRF are the door's (cauri.signin.auth)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,15 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from cauri.console.errors import CsrfRefused, Forbidden, SignInRequired
-from cauri.console.security import CSRF_FIELD, SESSION_COOKIE
-from cauri.http import RuntimeDep, SessionDep
-from cauri.kit.tokens import same
-from cauri.staff import sessions
+from cauri.console.errors import Forbidden
+from cauri.console.security import CONSOLE
+from cauri.people.sessions import Current
+from cauri.signin import auth
 from cauri.staff.roles import Permission, allows
-from cauri.staff.sessions import Current
 
 
 @dataclass(frozen=True)
@@ -46,26 +44,17 @@ class SignedIn:
         )
 
 
-async def current_session(
-    request: Request, session: SessionDep, runtime: RuntimeDep
-) -> Current | None:
-    """The request's live session, whatever step it is at; None without one."""
-    token = request.cookies.get(SESSION_COOKIE)
-    return await sessions.find(session, token, runtime.clock.now(), runtime.settings)
+_opened: Any = Depends(auth.signed_in(CONSOLE))
 
 
-CurrentDep = Annotated[Current | None, Depends(current_session)]
-
-
-async def signed_in(request: Request, current: CurrentDep) -> SignedIn:
-    if current is None or current.session.pending is not None:
-        raise SignInRequired()
+async def signed_in(request: Request, current: Annotated[Current, _opened]) -> SignedIn:
     staff = SignedIn.of(current)
     request.state.staff = staff  # for the layout, error pages included
     return staff
 
 
 Staff = Annotated[SignedIn, Depends(signed_in)]
+checked_csrf = auth.checked_csrf(CONSOLE)
 
 
 def require(permission: Permission) -> Callable[[SignedIn], Awaitable[SignedIn]]:
@@ -78,23 +67,3 @@ def require(permission: Permission) -> Callable[[SignedIn], Awaitable[SignedIn]]
         return staff
 
     return allowed
-
-
-def pending(step: str) -> Callable[[Current | None], Awaitable[Current]]:
-    """The dependency of a sign-in step's page: a session owing `step`."""
-
-    async def owing(current: CurrentDep) -> Current:
-        if current is None or current.session.pending != step:
-            raise SignInRequired()
-        return current
-
-    return owing
-
-
-async def checked_csrf(request: Request, current: CurrentDep) -> None:
-    """Refuses (403, nothing written) a form whose token is not its session's."""
-    if current is None:
-        raise SignInRequired()
-    sent = (await request.form()).get(CSRF_FIELD)
-    if not same(sent if isinstance(sent, str) else None, current.session.csrf_token):
-        raise CsrfRefused()

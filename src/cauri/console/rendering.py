@@ -4,7 +4,7 @@ CSRF token; every response, errors and redirects included, carries the security 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -12,22 +12,23 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import Request, Response
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import RedirectResponse
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.console.errors import SignInRequired
-from cauri.console.security import PREFIX, SECURITY_HEADERS, SESSION_COOKIE, clear_cookie
-from cauri.http import UnitOfWorkRoute
-from cauri.kit.error_handlers import log_crash, validation_error
-from cauri.kit.errors import CauriError, ServerError
+from cauri import signin
+from cauri.console.security import CONSOLE
+from cauri.kit.errors import CauriError
 from cauri.kit.wording import status_word
+from cauri.signin.route import page_route
+from cauri.signin.route import redirect as redirect
 from cauri.staff.roles import ROLE_NAMES_FR, Permission, allows
 from cauri.web.rendering import format_amount
 
-templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
-SIGN_IN_PATH = f"{PREFIX}/sign-in"
+# The console's pages, and the sign-in pages every door shares.
+templates = Jinja2Templates(
+    directory=[Path(__file__).parent / "templates", Path(signin.__file__).parent / "templates"]
+)
+SIGN_IN_PATH = CONSOLE.sign_in_path
 
 ERROR_TITLES = {
     401: "Connexion requise",
@@ -37,10 +38,6 @@ ERROR_TITLES = {
     429: "Trop de tentatives",
     500: "Erreur interne",
 }
-CRASHED = (
-    "Une erreur interne est survenue : rien n'a été enregistré. Réessayez ; si elle revient, "
-    "signalez-la avec l'heure."
-)
 
 
 @dataclass(frozen=True)
@@ -139,40 +136,7 @@ def error_page(request: Request, error: CauriError) -> Response:
     return response
 
 
-def redirect(path: str) -> Response:
-    """After a form: the browser GETs `path` (303), so that a reload posts nothing again."""
-    return RedirectResponse(path, status_code=303)
-
-
-class ConsoleRoute(UnitOfWorkRoute):
-    """A unit of work whose refusals are pages (a missing session: the sign-in page) and
-    whose every response carries the console's security headers."""
-
-    # Browsers arrive with whatever links add; forms are read field by field.
-    strict_input = False
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
-
-        async def handle(request: Request) -> Response:
-            try:
-                response = await handler(request)
-            except SignInRequired:
-                response = redirect(SIGN_IN_PATH)
-                clear_cookie(response, SESSION_COOKIE)
-            except CauriError as error:
-                response = error_page(request, error)
-            except RequestValidationError as invalid:
-                response = error_page(request, validation_error(invalid))
-            except Exception as crash:
-                # A person gets a page, not the API's envelope (the unit of work has rolled
-                # back); the crash is logged whole, as the API's are.
-                log_crash(request.url.path, crash)
-                response = error_page(request, ServerError(CRASHED))
-            response.headers.update(SECURITY_HEADERS)
-            return response
-
-        return handle
+ConsoleRoute = page_route(CONSOLE, error_page)
 
 
 async def closing_after(

@@ -45,7 +45,6 @@ GROUPS: tuple[Pages, ...] = (
     audit_log.pages,
     settings.pages,
     staff_accounts.pages,
-    sign_in.pages,
 )
 
 STYLESHEET = (Path(__file__).parent / "static" / "console.css").read_bytes()
@@ -70,6 +69,7 @@ async def not_found() -> Response:
 def install(app: FastAPI) -> None:
     router = APIRouter(prefix=PREFIX, include_in_schema=False)
     router.include_router(_own)
+    router.include_router(sign_in.router)
     for group in GROUPS:
         router.include_router(group.router)
     router.include_router(_not_found)  # last: it answers whatever the others do not

@@ -20,10 +20,12 @@ from cauri.console.sign_in import WELCOME_PATH
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import CauriError, InvalidRequest
 from cauri.kit.public_url import public_base_url
-from cauri.models.staff import STAFF_ROLES
+from cauri.models.people import STAFF_ROLES
+from cauri.people import accounts, totp
+from cauri.people.accounts import IssuedLink
+from cauri.people.realm import STAFF
 from cauri.runtime import Runtime
-from cauri.staff import accounts, actions, totp
-from cauri.staff.accounts import IssuedLink
+from cauri.staff import actions
 from cauri.staff.roles import Permission
 
 PATH = "/staff"
@@ -47,7 +49,7 @@ async def _list(
         base = public_base_url(runtime.settings, request.scope.get("server")) or ""
         link = f"{base}{WELCOME_PATH}{issued.token}"
     context = {
-        "accounts": await accounts.list_accounts(session),
+        "accounts": await accounts.list_accounts(session, STAFF),
         "roles": STAFF_ROLES,
         "refusal": refusal,
         "done": DONE.get(request.query_params.get("fait", "")),
@@ -87,7 +89,7 @@ async def create_staff(
             email=fields.get("email", ""),
             role=fields.get("role", ""),
         )
-        return await accounts.issue_link(session, account.email, runtime.clock.now())
+        return await accounts.issue_link(session, account, runtime.clock.now())
 
     return await _with_link(request, session, runtime, await attempt(session, create))
 

@@ -12,11 +12,11 @@ from cauri.models.merchants import ApiKey, FeeRule, Merchant
 from cauri.models.operations import OperatorExchange, OperatorOperation
 from cauri.models.payments import Payment
 from cauri.models.payouts import Payout, PayoutApproval
+from cauri.models.people import SignInAttempt, SignInLink, User, UserSession
 from cauri.models.plans import InstallmentPlan, PlanRefund
 from cauri.models.platform_settings import PlatformSettings
 from cauri.models.reconciliation import Reconciliation
 from cauri.models.refunds import Refund
-from cauri.models.staff import StaffAccount, StaffSession, StaffSignInAttempt, StaffSignInLink
 from cauri.models.webhooks import WebhookAttempt, WebhookDelivery
 from cauri.models.workers import WorkerHeartbeat
 
@@ -46,10 +46,10 @@ __all__ = [
     "PlatformSettings",
     "Reconciliation",
     "Refund",
-    "StaffAccount",
-    "StaffSession",
-    "StaffSignInAttempt",
-    "StaffSignInLink",
+    "SignInAttempt",
+    "SignInLink",
+    "User",
+    "UserSession",
     "WebhookAttempt",
     "WebhookDelivery",
     "WebhookEndpoint",

@@ -46,18 +46,20 @@ from cauri.models import (
     PlanRefund,
     PlatformSettings,
     Reconciliation,
-    StaffAccount,
+    User,
     WebhookDelivery,
     WebhookEndpoint,
 )
 from cauri.operators import catalogue
 from cauri.operators.protocol import CheckReport, Outcome
 from cauri.payouts.service import payouts
+from cauri.people import accounts
+from cauri.people.accounts import IssuedLink
+from cauri.people.realm import STAFF
 from cauri.plans import resolution, settlement
 from cauri.platform.service import check_currency, update_settings
 from cauri.runtime import Runtime
-from cauri.staff import accounts, approvals, reconciliation
-from cauri.staff.accounts import IssuedLink
+from cauri.staff import approvals, reconciliation
 from cauri.staff.exports import ExportFilter
 from cauri.webhooks import service as webhooks
 from cauri.webhooks.schemas import EndpointUpdate
@@ -1206,7 +1208,7 @@ def _staff(session: AsyncSession, email: str) -> State:
     """What may be shown of the account (never its password hash nor its TOTP secret)."""
 
     async def read() -> Mapping[str, Any] | None:
-        account = await accounts.find(session, email)
+        account = await accounts.find(session, STAFF, email)
         return None if account is None else accounts.account_row(account)
 
     return read
@@ -1220,11 +1222,13 @@ async def create_staff(
     email: str,
     role: str,
     password: str | None = None,
-) -> StaffAccount:
+) -> User:
     """staff.manage: a new account, with a password set or none yet (a one-time link)."""
 
-    async def create() -> StaffAccount:
-        account = await accounts.create(session, email=email, role=role, now=runtime.clock.now())
+    async def create() -> User:
+        account = await accounts.create(
+            session, STAFF, email=email, role=role, now=runtime.clock.now()
+        )
         if password is not None:
             await accounts.set_password(session, account, password)
         return account
@@ -1234,9 +1238,16 @@ async def create_staff(
     )
 
 
-async def disable_staff(
-    session: AsyncSession, runtime: Runtime, actor: Actor, email: str
-) -> StaffAccount:
+async def _on_account(
+    session: AsyncSession,
+    email: str,
+    now: datetime,
+    act: Callable[[AsyncSession, User, datetime], Awaitable[T]],
+) -> T:
+    return await act(session, await accounts.get(session, STAFF, email, lock=True), now)
+
+
+async def disable_staff(session: AsyncSession, runtime: Runtime, actor: Actor, email: str) -> User:
     """staff.manage: no more sign-in, and its sessions end at once."""
     return await _audited(
         session,
@@ -1245,7 +1256,7 @@ async def disable_staff(
         DISABLE_STAFF,
         email.strip().lower(),
         _staff(session, email),
-        lambda: accounts.disable(session, email, runtime.clock.now()),
+        lambda: _on_account(session, email, runtime.clock.now(), accounts.disable),
     )
 
 
@@ -1261,7 +1272,7 @@ async def link_staff(
         LINK_STAFF,
         email.strip().lower(),
         _staff(session, email),
-        lambda: accounts.issue_link(session, email, runtime.clock.now()),
+        lambda: _on_account(session, email, runtime.clock.now(), accounts.issue_link),
     )
 
 

@@ -17,9 +17,9 @@ from cauri.audit.actor import Actor
 from cauri.audit.log import record
 from cauri.connectors.secrets import SecretBox, keyring
 from cauri.merchants import webhook_secrets
-from cauri.models import ConnectorAccount, StaffAccount, WebhookEndpoint
+from cauri.models import ConnectorAccount, User, WebhookEndpoint
+from cauri.people import totp
 from cauri.runtime import Runtime
-from cauri.staff import totp
 
 ROTATE, SEAL = "secrets.rotate", "secrets.seal"
 RESOURCE_TYPE, RESOURCE_ID = "keyring", "CAURI_SECRET_KEY"
@@ -37,10 +37,7 @@ async def rotate(session: AsyncSession, runtime: Runtime, actor: Actor) -> dict[
         # `updated_at` is left alone: the credentials are the same, nothing to rebuild.
         account.secrets = _resealed(box, account.name, account.secrets, counts, "connectors")
     staff = await session.scalars(
-        select(StaffAccount)
-        .where(StaffAccount.totp_secret.is_not(None))
-        .order_by(StaffAccount.id)
-        .with_for_update()
+        select(User).where(User.totp_secret.is_not(None)).order_by(User.id).with_for_update()
     )
     for member in staff:
         assert member.totp_secret is not None

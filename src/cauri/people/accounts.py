@@ -1,6 +1,8 @@
-"""Staff accounts: created by the CLI (`cauri staff create`), with a one-time sign-in link or a
-password; listed; disabled (its sessions die at once); given a new link after a lost password
-or device (which also resets the TOTP enrollment)."""
+"""Accounts of people who sign in, in one realm: staff created by the CLI (`cauri staff
+create`), merchants' team members invited (`cauri merchants invite`, the dashboard's team
+page); with a one-time sign-in link or a password; listed; disabled (its sessions die at
+once); given a new link after a lost password or device (which also resets the TOTP
+enrollment)."""
 
 from __future__ import annotations
 
@@ -16,9 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.kit import strict_json
 from cauri.kit.errors import Conflict, InvalidRequest, NotFound
 from cauri.kit.ids import new_uuid
-from cauri.models import StaffAccount, StaffSession, StaffSignInLink
-from cauri.models.staff import STAFF_ROLES
-from cauri.staff import passwords, roles, tokens
+from cauri.models import SignInLink, User, UserSession
+from cauri.people import passwords, tokens
+from cauri.people.realm import Realm, of
 
 LINK_LIFETIME = timedelta(hours=24)
 
@@ -30,7 +32,7 @@ _EMAIL_MAX = 254
 
 @dataclass(frozen=True)
 class IssuedLink:
-    account: StaffAccount
+    account: User
     token: str
     expires_at: datetime
 
@@ -47,15 +49,16 @@ def normalized_email(email: str) -> str:
     return cleaned
 
 
-def checked_role(role: str) -> str:
-    if role not in STAFF_ROLES:
+def checked_role(realm: Realm, role: str) -> str:
+    if role not in realm.roles:
+        *others, last = realm.roles
         raise InvalidRequest.field(
-            "role", f"Rôle inconnu : {role} (admin, finance, support ou viewer)."
+            "role", f"Rôle inconnu : {role} ({', '.join(others)} ou {last})."
         )
     return role
 
 
-def account_row(account: StaffAccount) -> dict[str, Any]:
+def account_row(account: User) -> dict[str, Any]:
     """What may be shown of an account (the CLI's list, the audit log): never its password
     hash nor its TOTP secret."""
     return {
@@ -70,69 +73,100 @@ def account_row(account: StaffAccount) -> dict[str, Any]:
     }
 
 
-async def find(session: AsyncSession, email: str) -> StaffAccount | None:
-    """The account of `email` (any case), disabled or not; None for no account or no address."""
+async def find(session: AsyncSession, realm: Realm, email: str) -> User | None:
+    """The realm's account of `email` (any case), disabled or not; None for no account or no
+    address."""
     try:
         cleaned = normalized_email(email)
     except InvalidRequest:
         return None
-    found: StaffAccount | None = await session.scalar(
-        select(StaffAccount).where(StaffAccount.email == cleaned)
+    found: User | None = await session.scalar(
+        select(User).where(User.realm == realm.name, User.email == cleaned)
     )
     return found
 
 
-async def get(session: AsyncSession, email: str, *, lock: bool = False) -> StaffAccount:
-    statement = select(StaffAccount).where(StaffAccount.email == normalized_email(email))
+async def get(
+    session: AsyncSession,
+    realm: Realm,
+    email: str,
+    *,
+    merchant_id: str | None = None,
+    lock: bool = False,
+) -> User:
+    """The realm's account of `email`; with `merchant_id`, only a member of that merchant's
+    team (another merchant's member is as unknown as no account)."""
+    statement = select(User).where(User.realm == realm.name, User.email == normalized_email(email))
+    if merchant_id is not None:
+        statement = statement.where(User.merchant_id == merchant_id)
     account = await session.scalar(statement.with_for_update() if lock else statement)
     if account is None:
-        raise NotFound(f"Aucun compte du personnel n'a l'adresse {email.strip()}.")
+        raise NotFound(f"Aucun compte {realm.whose} n'a l'adresse {email.strip()}.")
     return account
 
 
-async def create(session: AsyncSession, *, email: str, role: str, now: datetime) -> StaffAccount:
+async def create(
+    session: AsyncSession,
+    realm: Realm,
+    *,
+    email: str,
+    role: str,
+    now: datetime,
+    merchant_id: str | None = None,
+) -> User:
     cleaned = normalized_email(email)
-    checked_role(role)
-    if await find(session, cleaned) is not None:
-        raise Conflict(f"Un compte du personnel a déjà l'adresse {cleaned}.")
-    account = StaffAccount(id=new_uuid(), email=cleaned, role=role, created_at=now)
+    checked_role(realm, role)
+    if await find(session, realm, cleaned) is not None:
+        raise Conflict(f"Un compte {realm.whose} a déjà l'adresse {cleaned}.")
+    account = User(
+        id=new_uuid(),
+        realm=realm.name,
+        merchant_id=merchant_id,
+        email=cleaned,
+        role=role,
+        created_at=now,
+    )
     session.add(account)
     await session.flush()
     return account
 
 
-async def list_accounts(session: AsyncSession) -> Sequence[StaffAccount]:
-    """Every account, oldest first."""
-    statement = select(StaffAccount).order_by(StaffAccount.created_at, StaffAccount.email)
+async def list_accounts(
+    session: AsyncSession, realm: Realm, merchant_id: str | None = None
+) -> Sequence[User]:
+    """The realm's accounts (of one merchant's team, for a merchant's), oldest first."""
+    statement = (
+        select(User)
+        .where(User.realm == realm.name, User.merchant_id == merchant_id)
+        .order_by(User.created_at, User.email)
+    )
     return (await session.scalars(statement)).all()
 
 
-async def set_password(session: AsyncSession, account: StaffAccount, password: str) -> None:
+async def set_password(session: AsyncSession, account: User, password: str) -> None:
     passwords.check_new(password)
     account.password_hash = await passwords.hash_password(password)
     await session.flush()
 
 
-async def revoke_sessions(session: AsyncSession, account: StaffAccount, now: datetime) -> None:
+async def revoke_sessions(session: AsyncSession, account: User, now: datetime) -> None:
     await session.execute(
-        update(StaffSession)
-        .where(StaffSession.account_id == account.id, StaffSession.revoked_at.is_(None))
+        update(UserSession)
+        .where(UserSession.account_id == account.id, UserSession.revoked_at.is_(None))
         .values(revoked_at=now)
     )
 
 
-async def _drop_unused_links(session: AsyncSession, account: StaffAccount) -> None:
+async def _drop_unused_links(session: AsyncSession, account: User) -> None:
     await session.execute(
-        delete(StaffSignInLink).where(
-            StaffSignInLink.account_id == account.id, StaffSignInLink.used_at.is_(None)
-        )
+        delete(SignInLink).where(SignInLink.account_id == account.id, SignInLink.used_at.is_(None))
     )
 
 
-async def disable(session: AsyncSession, email: str, now: datetime) -> StaffAccount:
+async def disable(session: AsyncSession, account: User, now: datetime) -> User:
     """Refuses the account's sign-in from now on and ends its sessions, on every server
     (each request reads its session from the database). Disabling twice changes nothing."""
-    account = await get(session, email, lock=True)
+    await session.refresh(account, with_for_update=True)
     if account.disabled_at is None:
         account.disabled_at = now
     await revoke_sessions(session, account, now)
@@ -141,12 +175,12 @@ async def disable(session: AsyncSession, email: str, now: datetime) -> StaffAcco
     return account
 
 
-async def issue_link(session: AsyncSession, email: str, now: datetime) -> IssuedLink:
+async def issue_link(session: AsyncSession, account: User, now: datetime) -> IssuedLink:
     """A new one-time link to set a password, valid LINK_LIFETIME; earlier unused links of
     the account stop working. The TOTP enrollment starts over (a lost device is a reason to
     ask for a link), and the account's sessions end: whoever holds the link, and only them,
     sets the account up anew."""
-    account = await get(session, email, lock=True)
+    await session.refresh(account, with_for_update=True)
     if account.disabled_at is not None:
         raise Conflict(f"Le compte {account.email} est désactivé.")
     await _drop_unused_links(session, account)
@@ -157,7 +191,7 @@ async def issue_link(session: AsyncSession, email: str, now: datetime) -> Issued
     token = tokens.new_token()
     expires_at = now + LINK_LIFETIME
     session.add(
-        StaffSignInLink(
+        SignInLink(
             token_hash=tokens.digest(token),
             account_id=account.id,
             created_at=now,
@@ -169,23 +203,25 @@ async def issue_link(session: AsyncSession, email: str, now: datetime) -> Issued
 
 
 async def redeem_link(
-    session: AsyncSession, token: str, now: datetime, *, use: bool = False
-) -> StaffAccount:
-    """The account a valid link (unused, unexpired, of an enabled account) is for; with
-    `use`, the link is spent (locked first: two tabs posting it at once spend it once)."""
-    statement = select(StaffSignInLink).where(StaffSignInLink.token_hash == tokens.digest(token))
+    session: AsyncSession, realm: Realm, token: str, now: datetime, *, use: bool = False
+) -> User:
+    """The account a valid link (unused, unexpired, of an enabled account of the realm) is
+    for; with `use`, the link is spent (locked first: two tabs posting it at once spend it
+    once)."""
+    statement = select(SignInLink).where(SignInLink.token_hash == tokens.digest(token))
     link = await session.scalar(statement.with_for_update() if use else statement)
-    account = None if link is None else await session.get(StaffAccount, link.account_id)
+    account = None if link is None else await session.get(User, link.account_id)
     if (
         link is None
         or account is None
         or link.used_at is not None
         or link.expires_at <= now
+        or account.realm != realm.name
         or account.disabled_at is not None
     ):
         raise NotFound(
             "Ce lien de connexion n'est plus valable (déjà utilisé, expiré ou remplacé) : "
-            "demandez-en un nouveau à un administrateur (`cauri staff link EMAIL`)."
+            f"demandez-en un nouveau à {realm.new_link_from}."
         )
     if use:
         link.used_at = now
@@ -193,5 +229,5 @@ async def redeem_link(
     return account
 
 
-def needs_enrollment(account: StaffAccount) -> bool:
-    return roles.requires_totp(account.role) and account.totp_enabled_at is None
+def needs_enrollment(account: User) -> bool:
+    return of(account.realm).requires_totp(account.role) and account.totp_enabled_at is None

@@ -1,8 +1,9 @@
-"""Sign-in throttling, across every server process (the attempts are rows of the database):
-5 failures per account, 20 per client address, within 15 minutes, then refusals until the
-oldest of those failures is 15 minutes old. A password and a TOTP code count alike, so
-neither can be guessed faster than the other. An account's count starts again after it
-signs in; an address's does not (an attacker could sign in to an account of their own).
+"""Sign-in throttling, across every server process (the attempts are rows of the database): 5
+failures per account (a realm's email), 20 per client address (across realms), within 15
+minutes, then refusals until the oldest of those failures is 15 minutes old. A password and
+a TOTP code count alike, so neither can be guessed faster than the other. An account's count
+starts again after it signs in; an address's does not (an attacker could sign in to an
+account of their own).
 
 Attempts on one email, and from one address, are serialized by PostgreSQL advisory locks
 held to the end of the transaction: parallel guesses wait for each other and are all
@@ -22,7 +23,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit import strict_json
 from cauri.kit.errors import CauriError
-from cauri.models import StaffSignInAttempt
+from cauri.models import SignInAttempt
+from cauri.people.realm import Realm
 
 ACCOUNT_LIMIT = 5
 ADDRESS_LIMIT = 20
@@ -63,35 +65,32 @@ async def _refused_until(
 ) -> datetime | None:
     """When the limit-th latest failure since `since` leaves the window, if there is one."""
     counted = await session.scalar(
-        select(StaffSignInAttempt.at)
-        .where(keyed, StaffSignInAttempt.at > since, StaffSignInAttempt.succeeded.is_(False))
-        .order_by(StaffSignInAttempt.at.desc())
+        select(SignInAttempt.at)
+        .where(keyed, SignInAttempt.at > since, SignInAttempt.succeeded.is_(False))
+        .order_by(SignInAttempt.at.desc())
         .offset(limit - 1)
         .limit(1)
     )
     return None if counted is None else counted + WINDOW
 
 
-async def check(session: AsyncSession, email: str, ip: str, now: datetime) -> None:
+async def check(session: AsyncSession, realm: Realm, email: str, ip: str, now: datetime) -> None:
     """Raises Throttled while the account or the address has used its attempts. Locks both
     until the transaction ends: call it before checking the password or code."""
     key = attempt_key(email)
-    await _lock(session, f"staff-sign-in:email:{key}")
-    await _lock(session, f"staff-sign-in:ip:{ip}")
+    await _lock(session, f"{realm.name}-sign-in:email:{key}")
+    await _lock(session, f"sign-in:ip:{ip}")
+    of_account = (SignInAttempt.realm == realm.name) & (SignInAttempt.email == key)
     since = now - WINDOW
     last_success = await session.scalar(
-        select(func.max(StaffSignInAttempt.at)).where(
-            StaffSignInAttempt.email == key, StaffSignInAttempt.succeeded
-        )
+        select(func.max(SignInAttempt.at)).where(of_account, SignInAttempt.succeeded)
     )
     account_since = max(since, last_success) if last_success else since
     refusals = [
         until
         for until in (
-            await _refused_until(
-                session, StaffSignInAttempt.email == key, account_since, ACCOUNT_LIMIT
-            ),
-            await _refused_until(session, StaffSignInAttempt.ip == ip, since, ADDRESS_LIMIT),
+            await _refused_until(session, of_account, account_since, ACCOUNT_LIMIT),
+            await _refused_until(session, SignInAttempt.ip == ip, since, ADDRESS_LIMIT),
         )
         if until is not None
     ]
@@ -100,8 +99,12 @@ async def check(session: AsyncSession, email: str, ip: str, now: datetime) -> No
 
 
 async def record(
-    session: AsyncSession, email: str, ip: str, now: datetime, *, succeeded: bool
+    session: AsyncSession, realm: Realm, email: str, ip: str, now: datetime, *, succeeded: bool
 ) -> None:
-    session.add(StaffSignInAttempt(email=attempt_key(email), ip=ip, at=now, succeeded=succeeded))
-    await session.execute(delete(StaffSignInAttempt).where(StaffSignInAttempt.at < now - KEPT_FOR))
+    session.add(
+        SignInAttempt(
+            realm=realm.name, email=attempt_key(email), ip=ip, at=now, succeeded=succeeded
+        )
+    )
+    await session.execute(delete(SignInAttempt).where(SignInAttempt.at < now - KEPT_FOR))
     await session.flush()

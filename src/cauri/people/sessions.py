@@ -1,5 +1,6 @@
-"""Console sessions, kept in the database so that every server process sees the same ones
-and a revocation (sign-out, a disabled account, a new link) takes effect at once.
+"""Sessions of people signed in (the console's, the dashboard's), kept in the database so
+that every server process sees the same ones and a revocation (sign-out, a disabled account,
+a new link) takes effect at once.
 
 The cookie holds a random token; the table holds its SHA-256 only, so a read of the table
 gives no usable cookie. A session dies after `CAURI_CONSOLE_IDLE_MINUTES` without a request
@@ -20,8 +21,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.config import Settings
-from cauri.models import StaffAccount, StaffSession
-from cauri.staff import tokens
+from cauri.models import User, UserSession
+from cauri.people import tokens
+from cauri.people.realm import Realm
 
 PENDING_LIFETIME = timedelta(minutes=10)
 KEPT_FOR = timedelta(days=30)
@@ -31,14 +33,14 @@ KEPT_FOR = timedelta(days=30)
 class Opened:
     """A session just made, and the token its cookie carries (shown nowhere else)."""
 
-    session: StaffSession
+    session: UserSession
     token: str
 
 
 @dataclass(frozen=True)
 class Current:
-    session: StaffSession
-    account: StaffAccount
+    session: UserSession
+    account: User
 
 
 def lifetime(settings: Settings) -> timedelta:
@@ -47,7 +49,7 @@ def lifetime(settings: Settings) -> timedelta:
 
 async def open_session(
     session: AsyncSession,
-    account: StaffAccount,
+    account: User,
     *,
     pending: str | None,
     ip: str,
@@ -55,7 +57,7 @@ async def open_session(
     settings: Settings,
 ) -> Opened:
     token = tokens.new_token()
-    row = StaffSession(
+    row = UserSession(
         token_hash=tokens.digest(token),
         account_id=account.id,
         pending=pending,
@@ -66,23 +68,24 @@ async def open_session(
         expires_at=now + (PENDING_LIFETIME if pending else lifetime(settings)),
     )
     session.add(row)
-    await session.execute(delete(StaffSession).where(StaffSession.expires_at < now - KEPT_FOR))
+    await session.execute(delete(UserSession).where(UserSession.expires_at < now - KEPT_FOR))
     await session.flush()
     return Opened(row, token)
 
 
 async def find(
-    session: AsyncSession, token: str | None, now: datetime, settings: Settings
+    session: AsyncSession, realm: Realm, token: str | None, now: datetime, settings: Settings
 ) -> Current | None:
     """The live session of a cookie's token, seen now (its idle clock starts again); None
-    for no token, an unknown, revoked, idle or expired session, or a disabled account."""
+    for no token, an unknown, revoked, idle or expired session, a disabled account, or an
+    account of another realm."""
     if not token:
         return None
     found = (
         await session.execute(
-            select(StaffSession, StaffAccount)
-            .join(StaffAccount, StaffAccount.id == StaffSession.account_id)
-            .where(StaffSession.token_hash == tokens.digest(token))
+            select(UserSession, User)
+            .join(User, User.id == UserSession.account_id)
+            .where(UserSession.token_hash == tokens.digest(token), User.realm == realm.name)
         )
     ).one_or_none()
     if found is None:
@@ -101,7 +104,7 @@ async def find(
     return Current(row, account)
 
 
-async def revoke(session: AsyncSession, row: StaffSession, now: datetime) -> None:
+async def revoke(session: AsyncSession, row: UserSession, now: datetime) -> None:
     row.revoked_at = now
     await session.flush()
 

@@ -1,0 +1,63 @@
+"""How a page behind a door answers: a unit of work whose refusals are pages of the door
+(a missing session: its sign-in page) and whose every response carries the security
+headers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi import Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import RedirectResponse
+
+from cauri.http import UnitOfWorkRoute
+from cauri.kit.error_handlers import log_crash, validation_error
+from cauri.kit.errors import CauriError, ServerError
+from cauri.signin.door import SECURITY_HEADERS, Door
+from cauri.signin.errors import SignInRequired
+
+CRASHED = (
+    "Une erreur interne est survenue : rien n'a été enregistré. Réessayez ; si elle revient, "
+    "signalez-la avec l'heure."
+)
+
+ErrorPage = Callable[[Request, CauriError], Response]
+
+
+def redirect(path: str) -> Response:
+    """After a form: the browser GETs `path` (303), so that a reload posts nothing again."""
+    return RedirectResponse(path, status_code=303)
+
+
+def page_route(door: Door, error_page: ErrorPage) -> type[UnitOfWorkRoute]:
+    """The route class of `door`'s pages, refusals drawn by `error_page`."""
+
+    class PageRoute(UnitOfWorkRoute):
+        # Browsers arrive with whatever links add; forms are read field by field.
+        strict_input = False
+
+        def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+            handler = super().get_route_handler()
+
+            async def handle(request: Request) -> Response:
+                try:
+                    response = await handler(request)
+                except SignInRequired:
+                    response = redirect(door.sign_in_path)
+                    door.clear_cookie(response, door.session_cookie)
+                except CauriError as error:
+                    response = error_page(request, error)
+                except RequestValidationError as invalid:
+                    response = error_page(request, validation_error(invalid))
+                except Exception as crash:
+                    # A person gets a page, not the API's envelope (the unit of work has
+                    # rolled back); the crash is logged whole, as the API's are.
+                    log_crash(request.url.path, crash)
+                    response = error_page(request, ServerError(CRASHED))
+                response.headers.update(SECURITY_HEADERS)
+                return response
+
+            return handle
+
+    return PageRoute
