@@ -16,6 +16,7 @@ from cauri.checkout.endpoints import links_router
 from cauri.checkout.endpoints import router as checkout_router
 from cauri.config import get_settings
 from cauri.console import site as console
+from cauri.dashboard import site as dashboard
 from cauri.events.endpoints import router as events_router
 from cauri.health.endpoints import router as health_router
 from cauri.kit import collector, error_handlers
@@ -92,6 +93,7 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
     app.include_router(link_page_router)
     app.include_router(health_router)
     console.install(app)
+    dashboard.install(app)
     error_handlers.install(app)
     openapi_document.install(app)
     openapi_page.install(app, f"{API_PREFIX}/docs", OPENAPI_URL)

@@ -18,7 +18,7 @@ import pyotp
 from cauri.kit.clock import Clock, SystemClock
 from cauri.kit.db import unit_of_work
 from cauri.people import accounts, totp
-from cauri.people.realm import STAFF
+from cauri.people.realm import MERCHANT, STAFF, Realm
 from cauri.runtime import Runtime
 from tests.cli import CliResult
 from tests.conftest import TEST_SECRET_KEY
@@ -57,11 +57,34 @@ async def make_staff(
     enrolled: bool | None = None,
 ) -> Member:
     """An account with a password; enrolled in TOTP if its role needs it (or `enrolled`)."""
+    return await make_account(runtime, STAFF, email, role, password=password, enrolled=enrolled)
+
+
+async def make_member(
+    runtime: Runtime, merchant_id: str, email: str, role: str = "viewer"
+) -> Member:
+    """A member of the merchant's team, with a password; enrolled in TOTP if its role needs
+    it."""
+    return await make_account(runtime, MERCHANT, email, role, merchant_id=merchant_id)
+
+
+async def make_account(
+    runtime: Runtime,
+    realm: Realm,
+    email: str,
+    role: str,
+    *,
+    merchant_id: str | None = None,
+    password: str | None = PASSWORD,
+    enrolled: bool | None = None,
+) -> Member:
     now = runtime.clock.now()
-    with_totp = enrolled if enrolled is not None else role in ("admin", "finance")
+    with_totp = enrolled if enrolled is not None else realm.requires_totp(role)
     secret = totp.new_secret() if with_totp else None
     async with unit_of_work(runtime.sessionmaker) as session:
-        account = await accounts.create(session, STAFF, email=email, role=role, now=now)
+        account = await accounts.create(
+            session, realm, email=email, role=role, now=now, merchant_id=merchant_id
+        )
         if password is not None:
             await accounts.set_password(session, account, password)
         if secret is not None:
@@ -87,9 +110,10 @@ async def welcome_path(runtime: Runtime, email: str, at: datetime | None = None)
 class ConsoleClient:
     """A browser of the console without JavaScript: its cookies, its forms' CSRF tokens."""
 
-    def __init__(self, base_url: str, clock: Clock | None = None) -> None:
+    def __init__(self, base_url: str, clock: Clock | None = None, prefix: str = "/console") -> None:
         """`clock`: the served app's, for the TOTP codes it will accept (the real time if
-        none is given)."""
+        none is given); `prefix`: the door's (the dashboard's pages sign in alike)."""
+        self.prefix = prefix
         self.http = httpx.AsyncClient(base_url=base_url, timeout=30)
         self.clock = clock or SystemClock()
         self.cookies: dict[str, str] = {}
@@ -100,7 +124,7 @@ class ConsoleClient:
 
     def another(self) -> ConsoleClient:
         """Another person's client of the same console."""
-        return ConsoleClient(str(self.http.base_url), self.clock)
+        return ConsoleClient(str(self.http.base_url), self.clock, self.prefix)
 
     async def __aenter__(self) -> ConsoleClient:
         return self
@@ -139,11 +163,12 @@ class ConsoleClient:
 
     async def sign_in(self, member: Member, password: str | None = None) -> httpx.Response:
         """Posts the sign-in form, as the page gives it."""
-        csrf = await self.csrf_of("/console/sign-in")
+        csrf = await self.csrf_of(f"{self.prefix}/sign-in")
         data = {"csrf": csrf, "email": member.email, "password": password or member.password}
-        return await self.post("/console/sign-in", data)
+        return await self.post(f"{self.prefix}/sign-in", data)
 
-    async def give_code(self, code: str, path: str = "/console/sign-in/code") -> httpx.Response:
+    async def give_code(self, code: str, path: str | None = None) -> httpx.Response:
+        path = path or f"{self.prefix}/sign-in/code"
         csrf = await self.csrf_of(path)
         return await self.post(path, {"csrf": csrf, "code": code})
 
@@ -152,6 +177,6 @@ class ConsoleClient:
         answer = await self.sign_in(member)
         assert answer.status_code == 303, answer.text
         if member.secret is not None:
-            assert answer.headers["location"] == "/console/sign-in/code"
+            assert answer.headers["location"] == f"{self.prefix}/sign-in/code"
             answer = await self.give_code(member.code(self.clock.now(), steps_ahead=1))
-        assert answer.headers["location"] == "/console/", answer.text
+        assert answer.headers["location"] == f"{self.prefix}/", answer.text

@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from cauri.console import resources
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
+from cauri.staff import kinds
 from cauri.worker.runner import Worker
 from tests.audit.builders import entries
 from tests.calls.builders import SUCCEEDED, ScriptedNetwork
@@ -145,7 +145,7 @@ async def test_searches_by_each_filter(
     assert _found(refunds, "refunds") == [seen.refund["reference"]]
     assert "400 XOF" in _text(refunds)
 
-    monkeypatch.setattr(resources, "PER_PAGE", 3)
+    monkeypatch.setattr(kinds, "PER_PAGE", 3)
     first = await console.get("/console/payments?mode=test")
     assert "page 1 sur 2" in _text(first)
     assert 'href="/console/payments?mode=test&amp;page=2" rel="next"' in first.text

@@ -14,9 +14,12 @@ from cauri.balance.schemas import balance_object
 from cauri.cli.acting import AsOption, TotpOption, acting, held
 from cauri.cli.common import FIXED_CURRENCY_HELP, in_transaction, livemode_of
 from cauri.cli.keys import key_row
+from cauri.cli.links import echo_link, link_row
 from cauri.cli.output import JsonFlag, echo_json, echo_record, echo_table
+from cauri.dashboard.security import DASHBOARD
 from cauri.kit.money import to_major
 from cauri.models import FeeRule, Merchant, MoneyApproval
+from cauri.people import totp
 from cauri.staff import actions, reads
 
 if TYPE_CHECKING:
@@ -162,6 +165,28 @@ def merchants_create(
         }
 
     echo_record(in_transaction(work), as_json)
+
+
+@merchants_cli.command("invite")
+def merchants_invite(
+    merchant_id: str,
+    email: Annotated[str, typer.Option(help="The member's email address.")],
+    role: Annotated[str, typer.Option(help="owner, developer, finance or viewer")] = "owner",
+    as_json: JsonFlag = False,
+) -> None:
+    """A member of the merchant's team (its first owner, by default); prints a one-time link
+    (24 h) to /dashboard/welcome/… where they set their password (and enroll TOTP: owners
+    and finance must). Links are built on CAURI_PUBLIC_URL (else http://127.0.0.1:8000)."""
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        # The dashboard cannot sign anyone in without it: refuse now, not at the first sign-in.
+        totp.required_key(runtime.settings.secret_key)
+        issued = await actions.invite_member(
+            session, runtime, Actor.cli(), merchant_id, email=email, role=role
+        )
+        return link_row(issued, DASHBOARD.welcome_path) | {"merchant_id": merchant_id}
+
+    echo_link(in_transaction(work), as_json)
 
 
 @merchants_cli.command("set-status")

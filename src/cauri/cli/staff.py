@@ -11,13 +11,11 @@ import typer
 
 from cauri.audit import Actor
 from cauri.cli.common import in_transaction
+from cauri.cli.links import echo_link, link_row
 from cauri.cli.output import JsonFlag, echo_json, echo_table
-from cauri.config import get_settings
-from cauri.console.sign_in import WELCOME_PATH
+from cauri.console.security import CONSOLE
 from cauri.kit.errors import CauriError
-from cauri.kit.public_url import public_base_url
 from cauri.people import accounts, passwords, totp
-from cauri.people.accounts import IssuedLink
 from cauri.people.realm import STAFF
 from cauri.staff import actions
 
@@ -29,26 +27,7 @@ if TYPE_CHECKING:
 
 staff_cli = typer.Typer(no_args_is_help=True, help="Staff accounts of the web console.")
 
-# Where `cauri serve` listens by default: the links' base when CAURI_PUBLIC_URL is unset.
-DEFAULT_SERVER = ("127.0.0.1", 8000)
 _COLUMNS = ("email", "role", "password_set", "totp_enabled", "last_sign_in_at", "disabled_at")
-
-
-def _link_row(issued: IssuedLink) -> dict[str, Any]:
-    base = public_base_url(get_settings(), DEFAULT_SERVER)
-    return accounts.account_row(issued.account) | {
-        "link": f"{base}{WELCOME_PATH}{issued.token}",
-        "link_expires_at": issued.expires_at.isoformat(),
-    }
-
-
-def _echo_link(row: dict[str, Any], as_json: bool) -> None:
-    if as_json:
-        echo_json(row)
-        return
-    typer.echo(f"{row['email']} ({row['role']})")
-    typer.echo(f"one-time sign-in link, valid until {row['link_expires_at']}:")
-    typer.echo(row["link"])
 
 
 def _password_from_stdin() -> str:
@@ -86,11 +65,13 @@ def staff_create(
         )
         if password is not None:
             return accounts.account_row(account)
-        return _link_row(await accounts.issue_link(session, account, runtime.clock.now()))
+        return link_row(
+            await accounts.issue_link(session, account, runtime.clock.now()), CONSOLE.welcome_path
+        )
 
     row = in_transaction(work)
     if password is None:
-        _echo_link(row, as_json)
+        echo_link(row, as_json)
     elif as_json:
         echo_json(row)
     else:
@@ -139,6 +120,8 @@ def staff_link(email: str, as_json: JsonFlag = False) -> None:
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
         totp.required_key(runtime.settings.secret_key)
-        return _link_row(await actions.link_staff(session, runtime, Actor.cli(), email))
+        return link_row(
+            await actions.link_staff(session, runtime, Actor.cli(), email), CONSOLE.welcome_path
+        )
 
-    _echo_link(in_transaction(work), as_json)
+    echo_link(in_transaction(work), as_json)

@@ -20,14 +20,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.console.acting import actor, attempt, may, permission, posted
 from cauri.console.auth import SignedIn, Staff
-from cauri.console.errors import Forbidden
-from cauri.console.forms import Form, pager
+from cauri.console.errors import lacking
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render, templates
 from cauri.console.security import PREFIX
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import CauriError, InvalidRequest
 from cauri.runtime import Runtime
+from cauri.signin.forms import Form, pager
 from cauri.staff import actions, approval_queue, approvals
 from cauri.staff.roles import Permission, allows
 
@@ -127,7 +127,7 @@ async def _decide_action(
     kind = await approvals.kind_of(session, approval_id)
     needed = actions.APPROVABLE.get(kind or "")
     if needed is not None and not may(staff, needed.permission):
-        raise Forbidden.lacking(staff.role, Permission(needed.permission))
+        raise lacking(staff.role, Permission(needed.permission))
     decide = actions.approve_action if approve else actions.reject_action
     done = await attempt(
         session, lambda: decide(session, runtime, actor(staff), approval_id, reason)

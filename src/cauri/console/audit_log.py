@@ -19,12 +19,12 @@ from cauri.audit.export import csv_lines
 from cauri.audit.log import AuditFilter, search
 from cauri.console.acting import actor
 from cauri.console.auth import SignedIn, Staff
-from cauri.console.forms import Form, Pager, pager
 from cauri.console.pages import Pages
 from cauri.console.rendering import closing_after, render
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.db import unit_of_work
 from cauri.models import AuditEntry
+from cauri.signin.forms import Form, Pager, pager
 from cauri.staff import actions
 from cauri.staff.actions import ACTIONS
 from cauri.staff.roles import Permission, allows

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from cauri.console.errors import Forbidden
+from cauri.console.errors import lacking
 from cauri.console.security import CONSOLE
 from cauri.people.sessions import Current
 from cauri.signin import auth
@@ -63,7 +63,7 @@ def require(permission: Permission) -> Callable[[SignedIn], Awaitable[SignedIn]]
 
     async def allowed(staff: Staff) -> SignedIn:
         if not allows(staff.role, permission):
-            raise Forbidden.lacking(staff.role, permission)
+            raise lacking(staff.role, permission)
         return staff
 
     return allowed

@@ -9,12 +9,12 @@ from fastapi import Request, Response
 
 from cauri.console.acting import actor, attempt, permission
 from cauri.console.auth import Staff
-from cauri.console.forms import Form, pager
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render
 from cauri.console.security import PREFIX
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import CauriError
+from cauri.signin.forms import Form, pager
 from cauri.staff import actions, deliveries
 from cauri.staff.overview import FAILING_WINDOW
 from cauri.staff.roles import Permission, allows

@@ -19,12 +19,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.console.acting import actor
 from cauri.console.auth import Staff
-from cauri.console.forms import Form
 from cauri.console.pages import Pages
 from cauri.console.rendering import closing_after, render
 from cauri.http import RuntimeDep
 from cauri.kit.db import unit_of_work
 from cauri.kit.errors import InvalidRequest, NotFound
+from cauri.signin.forms import Form
 from cauri.staff import actions, exports
 from cauri.staff.exports import ExportFilter
 from cauri.staff.roles import Permission

@@ -7,12 +7,12 @@ from __future__ import annotations
 from fastapi import Request, Response
 
 from cauri.console.auth import Staff
-from cauri.console.forms import Form
 from cauri.console.pages import Pages
 from cauri.console.rendering import render
 from cauri.http import SessionDep
 from cauri.kit.errors import InvalidRequest
 from cauri.models.merchants import MERCHANT_STATUSES
+from cauri.signin.forms import Form
 from cauri.staff import reads
 from cauri.staff.roles import Permission
 

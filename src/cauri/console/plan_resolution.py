@@ -16,12 +16,12 @@ from cauri.console.acting import actor, attempt, permission, posted
 from cauri.console.auth import Staff
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render, templates
-from cauri.console.resources import KINDS
 from cauri.console.security import PREFIX
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import CauriError
 from cauri.models import MoneyApproval
 from cauri.staff import actions
+from cauri.staff.kinds import KINDS
 
 PLANS = next(kind for kind in KINDS if kind.path == "/plans")
 PATH = PLANS.path + "/{reference}"
@@ -52,7 +52,7 @@ async def _resolve(
         return redirect(f"{PREFIX}{PLANS.path}/{reference}?fait={done}")
     detail = await PLANS.detail(session, reference)
     context = {"kind": PLANS, "detail": detail, "refusal": refusal}
-    return render(request, PLANS.template, context, refusal.http_status)
+    return render(request, f"console/{PLANS.name}.html", context, refusal.http_status)
 
 
 @pages.post(PATH + "/refund-to", permission(actions.REFUND_PLAN))

@@ -3,9 +3,7 @@ menu, its stylesheet, and an HTML 404 for every other address under /console."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from fastapi import APIRouter, FastAPI, Response
+from fastapi import FastAPI
 
 from cauri.console import (
     approvals,
@@ -21,13 +19,12 @@ from cauri.console import (
     plan_resolution,
     resources,
     settings,
-    sign_in,
     staff_accounts,
 )
 from cauri.console.pages import Pages
-from cauri.console.rendering import ConsoleRoute
-from cauri.console.security import PREFIX
-from cauri.kit.errors import NotFound
+from cauri.console.rendering import ConsoleRoute, render
+from cauri.console.security import CONSOLE
+from cauri.signin.site import mount
 
 # Each group's menu entries appear in this order; a new group of pages is added here.
 GROUPS: tuple[Pages, ...] = (
@@ -47,31 +44,15 @@ GROUPS: tuple[Pages, ...] = (
     staff_accounts.pages,
 )
 
-STYLESHEET = (Path(__file__).parent / "static" / "console.css").read_bytes()
-STYLESHEET_PATH = "/static/console.css"
-
-_own = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
-
-
-@_own.get(STYLESHEET_PATH)
-async def stylesheet() -> Response:
-    return Response(STYLESHEET, media_type="text/css")
-
-
-_not_found = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
-
-
-@_not_found.api_route("/{path:path}", methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"])
-async def not_found() -> Response:
-    raise NotFound("Cette page de la console n'existe pas.")
-
 
 def install(app: FastAPI) -> None:
-    router = APIRouter(prefix=PREFIX, include_in_schema=False)
-    router.include_router(_own)
-    router.include_router(sign_in.router)
-    for group in GROUPS:
-        router.include_router(group.router)
-    router.include_router(_not_found)  # last: it answers whatever the others do not
-    app.include_router(router)
+    mount(
+        app,
+        CONSOLE,
+        render,
+        ConsoleRoute,
+        [group.router for group in GROUPS],
+        stylesheet_path="/static/console.css",
+        missing="Cette page de la console n'existe pas.",
+    )
     app.state.console_menu = tuple(entry for group in GROUPS for entry in group.menu)

@@ -15,8 +15,7 @@ from cauri.console.acting import actor, attempt, permission, posted
 from cauri.console.auth import Staff
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render
-from cauri.console.security import PREFIX
-from cauri.console.sign_in import WELCOME_PATH
+from cauri.console.security import CONSOLE, PREFIX
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import CauriError, InvalidRequest
 from cauri.kit.public_url import public_base_url
@@ -47,7 +46,7 @@ async def _list(
         # CAURI_PUBLIC_URL, or the loopback address the server listens on; never the Host
         # header (a client chooses it). Neither: the path alone, for the console's address.
         base = public_base_url(runtime.settings, request.scope.get("server")) or ""
-        link = f"{base}{WELCOME_PATH}{issued.token}"
+        link = f"{base}{CONSOLE.welcome_path}{issued.token}"
     context = {
         "accounts": await accounts.list_accounts(session, STAFF),
         "roles": STAFF_ROLES,

@@ -91,3 +91,16 @@ def fixed_fee_currency(currency: str) -> str:
 
 def format_major(minor: int, currency: str) -> str:
     return f"{to_major(minor, currency)} {currency}"
+
+
+NARROW_NBSP = "\u202f"
+
+
+def format_amount(minor: int, currency: str) -> str:
+    """French notation: `1 234 567 XOF`, `12,50 EUR` (narrow no-break space between groups)."""
+    places = EXPONENT[currency]
+    units, cents = divmod(minor, 10**places)
+    text = f"{units:,}".replace(",", NARROW_NBSP)
+    if places:
+        text += f",{cents:0{places}d}"
+    return f"{text}\u00a0{currency}"

@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 
 from fastapi import Request, Response
 
@@ -25,6 +26,9 @@ from cauri.people import totp
 from cauri.people.realm import Realm
 
 CSRF_FIELD = "csrf"
+
+# The pages' one stylesheet, served by each door under its prefix.
+STYLESHEET = (Path(__file__).parent / "static" / "pages.css").read_bytes()
 
 # The pages need no script and no resource from elsewhere: their stylesheet and, for the
 # TOTP enrollment, a QR code as a data: image. Never framed, never cached, and their

@@ -14,6 +14,13 @@ class SignInRequired(CauriError):
 class Forbidden(CauriError):
     code, http_status = "forbidden", 403
 
+    @classmethod
+    def lacking(cls, role_name: str, what: str) -> Forbidden:
+        """ "Votre rôle (<role_name>) ne permet pas de <what>"."""
+        # French elides "de" before a vowel: "d'exporter", "de gérer".
+        of = "d'" if what[0] in "aeéèiouy" else "de "
+        return cls(f"Votre rôle ({role_name}) ne permet pas {of}{what}.")
+
 
 class CsrfRefused(CauriError):
     code, http_status = "csrf_refused", 403

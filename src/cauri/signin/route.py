@@ -22,7 +22,16 @@ CRASHED = (
     "signalez-la avec l'heure."
 )
 
-ErrorPage = Callable[[Request, CauriError], Response]
+Render = Callable[[Request, str, dict[str, Any], int], Response]
+
+ERROR_TITLES = {
+    401: "Connexion requise",
+    403: "Action refusée",
+    404: "Page introuvable",
+    422: "Demande invalide",
+    429: "Trop de tentatives",
+    500: "Erreur interne",
+}
 
 
 def redirect(path: str) -> Response:
@@ -30,8 +39,19 @@ def redirect(path: str) -> Response:
     return RedirectResponse(path, status_code=303)
 
 
-def page_route(door: Door, error_page: ErrorPage) -> type[UnitOfWorkRoute]:
-    """The route class of `door`'s pages, refusals drawn by `error_page`."""
+def error_page(render: Render, request: Request, error: CauriError) -> Response:
+    """A refusal as a page of the door `render` draws (cauri/signin/templates/signin/)."""
+    context = {
+        "title": ERROR_TITLES.get(error.http_status, "Une erreur est survenue"),
+        "message": error.message,
+    }
+    response = render(request, "signin/error.html", context, error.http_status)
+    response.headers.update(error.headers)
+    return response
+
+
+def page_route(door: Door, render: Render) -> type[UnitOfWorkRoute]:
+    """The route class of `door`'s pages, refusals drawn by `render`."""
 
     class PageRoute(UnitOfWorkRoute):
         # Browsers arrive with whatever links add; forms are read field by field.
@@ -47,14 +67,14 @@ def page_route(door: Door, error_page: ErrorPage) -> type[UnitOfWorkRoute]:
                     response = redirect(door.sign_in_path)
                     door.clear_cookie(response, door.session_cookie)
                 except CauriError as error:
-                    response = error_page(request, error)
+                    response = error_page(render, request, error)
                 except RequestValidationError as invalid:
-                    response = error_page(request, validation_error(invalid))
+                    response = error_page(render, request, validation_error(invalid))
                 except Exception as crash:
                     # A person gets a page, not the API's envelope (the unit of work has
                     # rolled back); the crash is logged whole, as the API's are.
                     log_crash(request.url.path, crash)
-                    response = error_page(request, ServerError(CRASHED))
+                    response = error_page(render, request, ServerError(CRASHED))
                 response.headers.update(SECURITY_HEADERS)
                 return response
 

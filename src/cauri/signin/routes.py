@@ -21,9 +21,7 @@ from cauri.people.sessions import Current, Opened
 from cauri.runtime import Runtime
 from cauri.signin.auth import checked_csrf, current_session, form_checked, pending
 from cauri.signin.door import Door, client_address
-from cauri.signin.route import redirect
-
-Render = Callable[[Request, str, dict[str, Any], int], Response]
+from cauri.signin.route import Render, redirect
 
 
 def sign_in_routes(door: Door, render: Render, route_class: type[UnitOfWorkRoute]) -> APIRouter:

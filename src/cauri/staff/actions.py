@@ -55,7 +55,7 @@ from cauri.operators.protocol import CheckReport, Outcome
 from cauri.payouts.service import payouts
 from cauri.people import accounts
 from cauri.people.accounts import IssuedLink
-from cauri.people.realm import STAFF
+from cauri.people.realm import MERCHANT, STAFF
 from cauri.plans import resolution, settlement
 from cauri.platform.service import check_currency, update_settings
 from cauri.runtime import Runtime
@@ -106,6 +106,7 @@ ROTATE_WEBHOOK_SECRET = StaffAction(
 CREATE_STAFF = StaffAction("staff.create", "staff.manage", "staff_account")
 DISABLE_STAFF = StaffAction("staff.disable", "staff.manage", "staff_account")
 LINK_STAFF = StaffAction("staff.link", "staff.manage", "staff_account")
+INVITE_MEMBER = StaffAction("merchant.invite_member", "merchants.manage", "merchant")
 # A live money action above the platform's dual-approval amount, asked by one person and
 # done on another's approval (cauri.staff.approvals); whoever decides needs the permission
 # of the action itself (APPROVABLE), finance's at least.
@@ -144,6 +145,7 @@ ACTIONS = (
     CREATE_STAFF,
     DISABLE_STAFF,
     LINK_STAFF,
+    INVITE_MEMBER,
     REQUEST_APPROVAL,
     APPROVE_ACTION,
     REJECT_ACTION,
@@ -1274,6 +1276,33 @@ async def link_staff(
         _staff(session, email),
         lambda: _on_account(session, email, runtime.clock.now(), accounts.issue_link),
     )
+
+
+async def invite_member(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    merchant_id: str,
+    *,
+    email: str,
+    role: str = "owner",
+) -> IssuedLink:
+    """merchants.manage: a member of the merchant's team (its first owner, most often) and
+    their one-time link to the dashboard's welcome page, where they set their password."""
+    await merchant_service.get(session, merchant_id)
+
+    async def team() -> Mapping[str, Any]:
+        members = await accounts.list_accounts(session, MERCHANT, merchant_id)
+        return {"team": [f"{member.email} ({member.role})" for member in members]}
+
+    async def invite() -> IssuedLink:
+        now = runtime.clock.now()
+        account = await accounts.create(
+            session, MERCHANT, email=email, role=role, now=now, merchant_id=merchant_id
+        )
+        return await accounts.issue_link(session, account, now)
+
+    return await _audited(session, runtime, actor, INVITE_MEMBER, merchant_id, team, invite)
 
 
 # --- exports and the ledger's check ----------------------------------------------------

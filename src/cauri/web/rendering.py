@@ -17,7 +17,7 @@ from fastapi.templating import Jinja2Templates
 from cauri.http import UnitOfWorkRoute
 from cauri.kit.error_handlers import log_crash, validation_error
 from cauri.kit.errors import CauriError, ServerError
-from cauri.kit.money import EXPONENT
+from cauri.kit.money import format_amount as format_amount
 from cauri.web.language import language_of, translator
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
@@ -46,18 +46,6 @@ CRASHED = (
     "Une erreur interne est survenue ; rien n'a été enregistré. Réessayez dans un instant : "
     "si vous avez validé un paiement sur votre téléphone, il n'est pas perdu."
 )
-
-NARROW_NBSP = "\u202f"
-
-
-def format_amount(minor: int, currency: str) -> str:
-    """French notation: `1 234 567 XOF`, `12,50 EUR` (narrow no-break space between groups)."""
-    places = EXPONENT[currency]
-    units, cents = divmod(minor, 10**places)
-    text = f"{units:,}".replace(",", NARROW_NBSP)
-    if places:
-        text += f",{cents:0{places}d}"
-    return f"{text}\u00a0{currency}"
 
 
 def page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> Response:

@@ -1,6 +1,6 @@
-"""What the console's GET forms (searches, exports) share: their fields read from the query
-string and shown back as typed, each refusal as a French message next to its field (never a
-500), and the links to a list's other pages."""
+"""What the GET forms of the pages behind a door (searches, exports) share: their fields read
+from the query string and shown back as typed, each refusal as a French message next to its
+field (never a 500), and the links to a list's other pages."""
 
 from __future__ import annotations
 

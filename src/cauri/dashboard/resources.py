@@ -1,0 +1,95 @@
+"""A merchant's payments, plans, payouts and refunds (cauri.staff.kinds), in each
+environment: a search page for each kind (by reference, external_id, the last digits of the
+number, status, period) and each one's page with its whole story. Only the member's
+merchant's rows of the environment shown: another merchant's reference, or the other
+environment's, is a 404 page like an unknown one."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, Response
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.dashboard.auth import SignedIn, require
+from cauri.dashboard.rendering import DashboardRoute, render
+from cauri.http import SessionDep
+from cauri.kit.errors import NotFound
+from cauri.signin.forms import Form
+from cauri.staff.kinds import KINDS, Kind, look_up
+from cauri.staff.search import SearchFilter
+from cauri.team.roles import Permission
+
+FIELDS = ("reference", "external_id", "phone_digits", "status", "from", "to", "page")
+# The environments, as the addresses say them (rendering.base_of).
+MODES = (("", True), ("/test", False))
+
+router = APIRouter(route_class=DashboardRoute, include_in_schema=False)
+Reader = Annotated[SignedIn, Depends(require(Permission.READ))]
+
+
+async def _search(
+    request: Request, member: SignedIn, session: AsyncSession, kind: Kind, livemode: bool
+) -> Response:
+    """Every row of the environment while no filter is given, newest first; a refused
+    filter: the form again with its message next to the field (422)."""
+    form = Form.read(request, FIELDS)
+    wanted = SearchFilter(
+        reference=form.optional("reference"),
+        external_id=form.optional("external_id"),
+        merchant_id=member.merchant_id,
+        phone_digits=form.optional("phone_digits"),
+        status=form.optional("status"),
+        livemode=livemode,
+        period=form.period(),
+    )
+    found = await look_up(request, session, kind, form, wanted)
+    context = {
+        "kind": kind,
+        "form": form,
+        "rows": found.rows,
+        "pager": found.pager,
+        "livemode": livemode,
+        # The team's own customers: any member may find one by the end of the number.
+        "may_look_up": True,
+    }
+    return render(request, "signin/search.html", context, 422 if form.errors else 200)
+
+
+async def _detail(
+    request: Request,
+    member: SignedIn,
+    session: AsyncSession,
+    kind: Kind,
+    livemode: bool,
+    reference: str,
+) -> Response:
+    try:
+        found = await kind.detail(session, reference)
+    except NotFound:
+        found = None
+    subject = None if found is None else kind.subject(found)
+    if subject is None or (subject.merchant_id, subject.livemode) != (
+        member.merchant_id,
+        livemode,
+    ):
+        raise NotFound(f"{kind.one} introuvable : {reference}.")
+    context = {"kind": kind, "detail": found, "livemode": livemode}
+    return render(request, f"dashboard/{kind.name}.html", context)
+
+
+def _register(kind: Kind, mode_path: str, livemode: bool) -> None:
+    @router.get(mode_path + kind.path)
+    async def search_page(request: Request, member: Reader, session: SessionDep) -> Response:
+        return await _search(request, member, session, kind, livemode)
+
+    @router.get(mode_path + kind.path + "/{reference}")
+    async def detail_page(
+        request: Request, member: Reader, session: SessionDep, reference: str
+    ) -> Response:
+        return await _detail(request, member, session, kind, livemode, reference)
+
+
+for _kind in KINDS:
+    for _mode_path, _livemode in MODES:
+        _register(_kind, _mode_path, _livemode)

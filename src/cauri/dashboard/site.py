@@ -1,0 +1,23 @@
+"""The dashboard as the app serves it at /dashboard (cauri.signin.site): its homes, its
+pages of payments, plans, payouts and refunds, in each environment."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from cauri.dashboard import home, resources
+from cauri.dashboard.rendering import DashboardRoute, render
+from cauri.dashboard.security import DASHBOARD
+from cauri.signin.site import mount
+
+
+def install(app: FastAPI) -> None:
+    mount(
+        app,
+        DASHBOARD,
+        render,
+        DashboardRoute,
+        [home.router, resources.router],
+        stylesheet_path="/static/dashboard.css",
+        missing="Cette page du tableau de bord n'existe pas.",
+    )

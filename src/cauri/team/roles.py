@@ -1,0 +1,43 @@
+"""What each role of a merchant's team may do: a pure map from role to permissions. Every
+dashboard page and action names the one permission it needs; nothing else decides.
+
+owner: everything (the team, live keys); developer: test keys, webhooks, test mode;
+finance: payouts, refunds, statements, exports; viewer: reads.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Permission(StrEnum):
+    READ = "read"
+    MOVE_MONEY = "money.move"
+    DEVELOP = "developers.manage"
+    MANAGE_TEAM = "team.manage"
+
+
+DESCRIPTIONS_FR: dict[Permission, str] = {
+    Permission.READ: "consulter le tableau de bord",
+    Permission.MOVE_MONEY: "rembourser, transférer ou exporter",
+    Permission.DEVELOP: "gérer les clés d'API et les webhooks",
+    Permission.MANAGE_TEAM: "gérer l'équipe",
+}
+
+ROLE_NAMES_FR = {
+    "owner": "propriétaire",
+    "developer": "développeur",
+    "finance": "finance",
+    "viewer": "lecture seule",
+}
+
+PERMISSIONS: dict[str, frozenset[Permission]] = {
+    "viewer": frozenset({Permission.READ}),
+    "developer": frozenset({Permission.READ, Permission.DEVELOP}),
+    "finance": frozenset({Permission.READ, Permission.MOVE_MONEY}),
+    "owner": frozenset(Permission),
+}
+
+
+def allows(role: str, permission: Permission) -> bool:
+    return permission in PERMISSIONS.get(role, frozenset())
