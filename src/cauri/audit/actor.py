@@ -1,4 +1,5 @@
-"""Who acts: a staff member signed in to the console, or whoever runs the CLI on the server."""
+"""Who acts: a staff member signed in to the console, whoever runs the CLI on the server, or a
+member of a merchant's team signed in to the dashboard."""
 
 from __future__ import annotations
 
@@ -8,14 +9,15 @@ import uuid
 from dataclasses import dataclass
 from typing import Literal
 
-ActorKind = Literal["staff", "cli"]
+ActorKind = Literal["staff", "cli", "member"]
 
 
 @dataclass(frozen=True)
 class Actor:
     kind: ActorKind
-    # As shown in the audit log: the staff member's email, or `cli:<os user>`.
+    # As shown in the audit log: the person's email, or `cli:<os user>`.
     name: str
+    # The person's account (cauri.models.people.User: staff or a merchant's member).
     staff_account_id: uuid.UUID | None = None
 
     @classmethod
@@ -27,6 +29,10 @@ class Actor:
         return cls("staff", email, account_id)
 
     @classmethod
+    def member(cls, email: str, account_id: uuid.UUID) -> Actor:
+        return cls("member", email, account_id)
+
+    @classmethod
     def recorded(cls, name: str, staff_account_id: uuid.UUID | None) -> Actor:
         """The actor a row recorded by its name and staff account (an approval's)."""
         return cls("cli", name) if staff_account_id is None else cls.staff(name, staff_account_id)
@@ -36,7 +42,7 @@ class Actor:
         """The person, whatever name they show: their staff account (an email may change),
         else their name. Two actions are by the same person when their keys are equal."""
         if self.staff_account_id is not None:
-            return f"staff:{self.staff_account_id}"
+            return f"{self.kind}:{self.staff_account_id}"
         return self.name
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -20,6 +20,9 @@ from cauri.kit.period import Period
 from cauri.models import AuditEntry
 
 REDACTED = "[redacted]"
+T = TypeVar("T")
+# What may be shown of a resource before and after an action (None: it does not exist).
+State = Callable[[], Awaitable[Mapping[str, Any] | None]]
 
 # A field named so holds a secret whatever its value: API keys, webhook signing secrets,
 # connector credentials, passwords, key digests.
@@ -141,3 +144,24 @@ async def stream(session: AsyncSession, wanted: AuditFilter) -> AsyncIterator[Au
 def entry_row(entry: AuditEntry) -> dict[str, Any]:
     """An entry as the CLI prints it (`--json`) and the export writes it, field by field."""
     return chain.fields(entry) | {"chain_hash": entry.chain_hash}
+
+
+async def audited(
+    session: AsyncSession,
+    actor: Actor,
+    action: str,
+    resource: tuple[str, str],
+    state: State,
+    change: Callable[[], Awaitable[T]],
+    reason: str | None = None,
+    *,
+    at: datetime,
+) -> T:
+    """Every audited action's pattern: the state of `resource` (its type and id) before, the
+    domain service's change, the state after, both in the audit log."""
+    before = await state()
+    result = await change()
+    await session.flush()  # a service may only have set attributes
+    after = await state()
+    await record(session, actor, action, *resource, before, after, reason, at=at)
+    return result

@@ -18,16 +18,17 @@ from __future__ import annotations
 from fastapi import Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.console.acting import actor, attempt, may, permission, posted
+from cauri.console.acting import actor, may, permission
 from cauri.console.auth import SignedIn, Staff
 from cauri.console.errors import lacking
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render, templates
 from cauri.console.security import PREFIX
 from cauri.http import RuntimeDep, SessionDep
+from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError, InvalidRequest
 from cauri.runtime import Runtime
-from cauri.signin.forms import Form, pager
+from cauri.signin.forms import Form, pager, posted
 from cauri.staff import actions, approval_queue, approvals
 from cauri.staff.roles import Permission, allows
 

@@ -19,17 +19,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.connectors.kinds import KINDS, kind_named
 from cauri.connectors.service import AccountView, callback_url, connectors
-from cauri.console.acting import actor, attempt, permission, posted
+from cauri.console.acting import actor, permission
 from cauri.console.auth import Staff
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render
 from cauri.console.security import PREFIX
 from cauri.http import RuntimeDep, SessionDep
+from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError, Conflict
 from cauri.models import ConnectorAccount
 from cauri.operators.catalogue import CATALOGUE
 from cauri.operators.config import ACTIONS, ENVIRONMENTS, ConnectorKind
 from cauri.runtime import Runtime
+from cauri.signin.forms import posted
 from cauri.staff import actions
 from cauri.staff.overview import route_states
 from cauri.staff.roles import Permission

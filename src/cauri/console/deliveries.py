@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from fastapi import Request, Response
 
-from cauri.console.acting import actor, attempt, permission
+from cauri.console.acting import actor, permission
 from cauri.console.auth import Staff
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render
 from cauri.console.security import PREFIX
 from cauri.http import RuntimeDep, SessionDep
+from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError
 from cauri.signin.forms import Form, pager
 from cauri.staff import actions, deliveries

@@ -18,15 +18,17 @@ from typing import Any
 from fastapi import Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.console.acting import actor, attempt, decimal_field, permission, posted
+from cauri.console.acting import actor, permission
 from cauri.console.auth import SignedIn, Staff
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render
 from cauri.console.security import PREFIX
 from cauri.http import RuntimeDep, SessionDep
+from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError, InvalidRequest, NotFound
 from cauri.merchants.contract import FeeBearer
 from cauri.models.merchants import MERCHANT_STATUSES
+from cauri.signin.forms import decimal_field, posted
 from cauri.staff import actions, reads
 from cauri.staff.roles import Permission
 

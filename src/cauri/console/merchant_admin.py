@@ -11,18 +11,20 @@ from __future__ import annotations
 from fastapi import Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.console.acting import actor, attempt, decimal_field, permission, posted
+from cauri.console.acting import actor, permission
 from cauri.console.auth import Staff
 from cauri.console.merchant_actions import GRACES, MODES, PATH, act, action_page
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render, templates
 from cauri.console.security import PREFIX
 from cauri.http import RuntimeDep, SessionDep
+from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError, InvalidRequest
 from cauri.kit.money import Currency
 from cauri.merchants.service import NewMerchant
 from cauri.models import MoneyApproval
 from cauri.models.merchants import MERCHANT_STATUSES
+from cauri.signin.forms import decimal_field, posted
 from cauri.staff import actions, reads
 
 pages = Pages()

@@ -12,14 +12,16 @@ from typing import Any
 from fastapi import Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.console.acting import actor, attempt, permission, posted
+from cauri.console.acting import actor, permission
 from cauri.console.auth import Staff
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render, templates
 from cauri.console.security import PREFIX
 from cauri.http import RuntimeDep, SessionDep
+from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError
 from cauri.models import MoneyApproval
+from cauri.signin.forms import posted
 from cauri.staff import actions
 from cauri.staff.kinds import KINDS
 

@@ -14,16 +14,18 @@ from typing import Any
 from fastapi import Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.console.acting import actor, attempt, decimal_field, permission, posted
+from cauri.console.acting import actor, permission
 from cauri.console.auth import Staff
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render
 from cauri.console.security import PREFIX
 from cauri.http import RuntimeDep, SessionDep
+from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError, InvalidRequest
 from cauri.kit.money import FIXED_FEE_CURRENCIES
 from cauri.models import MoneyApproval, PlatformSettings
 from cauri.platform.service import FIXED_SETTINGS, fixed_column, may_be_unset
+from cauri.signin.forms import decimal_field, posted
 from cauri.staff import actions, reads
 from cauri.staff.roles import Permission
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 from fastapi import Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.console.acting import actor, attempt, permission, posted
+from cauri.console.acting import actor, permission
 from cauri.console.auth import Staff
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render
 from cauri.console.security import CONSOLE, PREFIX
 from cauri.http import RuntimeDep, SessionDep
+from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError, InvalidRequest
 from cauri.kit.public_url import public_base_url
 from cauri.models.people import STAFF_ROLES
@@ -24,6 +25,7 @@ from cauri.people import accounts, totp
 from cauri.people.accounts import IssuedLink
 from cauri.people.realm import STAFF
 from cauri.runtime import Runtime
+from cauri.signin.forms import posted
 from cauri.staff import actions
 from cauri.staff.roles import Permission
 

@@ -11,21 +11,31 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.dashboard.auth import SignedIn, require
-from cauri.dashboard.rendering import DashboardRoute, render
-from cauri.http import SessionDep
-from cauri.kit.errors import NotFound
-from cauri.signin.forms import Form
+from cauri.dashboard.acting import actor, caller
+from cauri.dashboard.auth import SignedIn, checked_csrf, require
+from cauri.dashboard.rendering import DashboardRoute, base_of, render
+from cauri.http import RuntimeDep, SessionDep
+from cauri.kit.db import attempt
+from cauri.kit.errors import CauriError, NotFound
+from cauri.models import Refund
+from cauri.signin.forms import Form, decimal_field, posted
+from cauri.signin.route import redirect
 from cauri.staff.kinds import KINDS, Kind, look_up
 from cauri.staff.search import SearchFilter
-from cauri.team.roles import Permission
+from cauri.team import actions
+from cauri.team.roles import Permission, allows
 
 FIELDS = ("reference", "external_id", "phone_digits", "status", "from", "to", "page")
 # The environments, as the addresses say them (rendering.base_of).
 MODES = (("", True), ("/test", False))
 
+# The outcome of an action, said on the page it leads back to (`?fait=`).
+DONE = {"rembourse": "Remboursement demandé : son statut s'affiche ci-dessous."}
+PAYMENTS = next(kind for kind in KINDS if kind.path == "/payments")
+
 router = APIRouter(route_class=DashboardRoute, include_in_schema=False)
 Reader = Annotated[SignedIn, Depends(require(Permission.READ))]
+Mover = Annotated[SignedIn, Depends(require(Permission.MOVE_MONEY))]
 
 
 async def _search(
@@ -63,6 +73,7 @@ async def _detail(
     kind: Kind,
     livemode: bool,
     reference: str,
+    refusal: CauriError | None = None,
 ) -> Response:
     try:
         found = await kind.detail(session, reference)
@@ -74,8 +85,42 @@ async def _detail(
         livemode,
     ):
         raise NotFound(f"{kind.one} introuvable : {reference}.")
-    context = {"kind": kind, "detail": found, "livemode": livemode}
-    return render(request, f"dashboard/{kind.name}.html", context)
+    context = {
+        "kind": kind,
+        "detail": found,
+        "livemode": livemode,
+        "may_move_money": allows(member.role, Permission.MOVE_MONEY),
+        "refusal": refusal,
+        "done": DONE.get(request.query_params.get("fait", "")),
+    }
+    status = refusal.http_status if refusal else 200
+    return render(request, f"dashboard/{kind.name}.html", context, status)
+
+
+def _register_refund(mode_path: str, livemode: bool) -> None:
+    @router.post(mode_path + "/payments/{reference}/refund", dependencies=[Depends(checked_csrf)])
+    async def refund_payment(
+        request: Request, member: Mover, session: SessionDep, runtime: RuntimeDep, reference: str
+    ) -> Response:
+        """As the API's refund, from the payment's page: its rules, its refusals (the page
+        again, saying why, nothing written)."""
+        fields = await posted(request)
+
+        async def refund() -> Refund:
+            return await actions.refund(
+                session,
+                runtime,
+                actor(member),
+                await caller(session, member, livemode),
+                reference,
+                amount=decimal_field(fields, "amount"),
+                reason=fields.get("reason") or None,
+            )
+
+        outcome = await attempt(session, refund)
+        if isinstance(outcome, CauriError):
+            return await _detail(request, member, session, PAYMENTS, livemode, reference, outcome)
+        return redirect(f"{base_of(livemode)}/payments/{reference}?fait=rembourse")
 
 
 def _register(kind: Kind, mode_path: str, livemode: bool) -> None:
@@ -90,6 +135,7 @@ def _register(kind: Kind, mode_path: str, livemode: bool) -> None:
         return await _detail(request, member, session, kind, livemode, reference)
 
 
-for _kind in KINDS:
-    for _mode_path, _livemode in MODES:
+for _mode_path, _livemode in MODES:
+    for _kind in KINDS:
         _register(_kind, _mode_path, _livemode)
+    _register_refund(_mode_path, _livemode)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -14,6 +15,7 @@ from sqlalchemy.ext.asyncio import (
 
 from cauri.config import Settings
 from cauri.kit import embedded_pg
+from cauri.kit.errors import CauriError
 
 
 def database_url(settings: Settings) -> str:
@@ -53,3 +55,21 @@ async def unit_of_work(
             await session.rollback()
             raise
         await session.commit()
+
+
+T = TypeVar("T")
+
+
+async def attempt(session: AsyncSession, change: Callable[[], Awaitable[T]]) -> T | CauriError:
+    """The change's result, or its refusal with nothing of it kept (but what a refusal
+    records as a fact: `keeps_writes`)."""
+    savepoint = await session.begin_nested()
+    try:
+        result = await change()
+    except CauriError as refusal:
+        if savepoint.is_active:
+            await (savepoint.commit() if refusal.keeps_writes else savepoint.rollback())
+        return refusal
+    if savepoint.is_active:
+        await savepoint.commit()
+    return result

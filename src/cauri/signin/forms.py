@@ -1,19 +1,23 @@
-"""What the GET forms of the pages behind a door (searches, exports) share: their fields read
+"""What the forms of the pages behind a door share: GET forms' (searches, exports) fields read
 from the query string and shown back as typed, each refusal as a French message next to its
-field (never a 500), and the links to a list's other pages."""
+field (never a 500), and the links to a list's other pages; POST forms' fields, read and
+checked."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from urllib.parse import urlencode
 
 from fastapi import Request
 
-from cauri.kit.errors import CauriError
+from cauri.kit import strict_json
+from cauri.kit.errors import CauriError, InvalidRequest
 from cauri.kit.pagination import MAX_PAGE, Page
 from cauri.kit.period import Period
+from cauri.signin.door import CSRF_FIELD
 
 # The form's own message when a refusal names no field of it.
 WHOLE_FORM = "form"
@@ -94,3 +98,32 @@ def pager(request: Request, page: Page, total: int) -> Pager:
         previous=link(page.page - 1) if page.page > 1 else None,
         next=link(page.page + 1) if page.page < last else None,
     )
+
+
+async def posted(request: Request) -> dict[str, str]:
+    """The form's text fields, trimmed; the CSRF token (already checked) left out. A NUL,
+    which PostgreSQL cannot store, is refused before any action reads the field."""
+    form = await request.form()
+    fields = {
+        name: value.strip()
+        for name, value in form.items()
+        if isinstance(value, str) and name != CSRF_FIELD
+    }
+    for name, value in fields.items():
+        if strict_json.unstorable(name + value):
+            raise InvalidRequest.field(name, "Le champ contient un caractère interdit (NUL).")
+    return fields
+
+
+def decimal_field(fields: dict[str, str], name: str) -> Decimal | None:
+    """`2,5` or `2.5` (fr-FR or not, spaces between thousands allowed); empty: none."""
+    text = fields.get(name, "").replace(" ", "").replace("\u202f", "").replace(",", ".")
+    if not text:
+        return None
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        value = Decimal("NaN")
+    if not value.is_finite():
+        raise InvalidRequest.field(name, f"Nombre invalide : {fields[name]}.")
+    return value

@@ -20,7 +20,7 @@ from sqlalchemy import ColumnElement, String, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
-from cauri.audit.log import AuditFilter, record
+from cauri.audit.log import AuditFilter, State, audited, record
 from cauri.balance.service import credit, credit_amount
 from cauri.calls import service as calls
 from cauri.connectors.secrets import sealing_keyring
@@ -65,7 +65,6 @@ from cauri.webhooks import service as webhooks
 from cauri.webhooks.schemas import EndpointUpdate
 
 T = TypeVar("T")
-State = Callable[[], Awaitable[Mapping[str, Any] | None]]
 
 
 @dataclass(frozen=True)
@@ -169,24 +168,11 @@ async def _audited(
     change: Callable[[], Awaitable[T]],
     reason: str | None = None,
 ) -> T:
-    """Every action's pattern: the state before, the domain service's change, the state
-    after, both in the audit log."""
-    before = await state()
-    result = await change()
-    await session.flush()  # a service may only have set attributes
-    after = await state()
-    await record(
-        session,
-        actor,
-        action.name,
-        action.resource_type,
-        resource_id,
-        before,
-        after,
-        reason,
-        at=runtime.clock.now(),
+    """A staff action, audited (audit.log.audited)."""
+    resource = (action.resource_type, resource_id)
+    return await audited(
+        session, actor, action.name, resource, state, change, reason, at=runtime.clock.now()
     )
-    return result
 
 
 async def _rows(

@@ -1,0 +1,27 @@
+"""What the team's actions on the dashboard share: who acts (the audit log's actor), on whose
+account and in which environment (the API's caller), and the refusal of live money while the
+merchant is not active (its live data stay readable)."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.audit.actor import Actor
+from cauri.dashboard.auth import SignedIn
+from cauri.kit.errors import MerchantInactive
+from cauri.merchants.auth import Caller
+from cauri.merchants.service import merchants
+
+
+def actor(member: SignedIn) -> Actor:
+    return Actor.member(member.email, member.account_id)
+
+
+async def caller(session: AsyncSession, member: SignedIn, livemode: bool) -> Caller:
+    """The member's merchant in the environment, as the API's key of that environment would
+    be: live refused while the merchant is not active."""
+    if livemode and (await merchants.get(session, member.merchant_id)).status != "active":
+        raise MerchantInactive(
+            "Le compte marchand n'est pas actif : ses données live se consultent, rien ne s'y fait."
+        )
+    return Caller(member.merchant_id, livemode)
