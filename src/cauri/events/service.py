@@ -8,14 +8,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select, text
+from sqlalchemy import bindparam, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit.errors import NotFound
 from cauri.kit.ids import parse_uuid
-from cauri.kit.pagination import Page, paginate
+from cauri.kit.pagination import Page
 from cauri.merchants.auth import Caller
-from cauri.models import Event
+from cauri.models import Event, lookups
 from cauri.webhooks.scheduling import first_attempt
 from cauri.worker import queue
 
@@ -118,37 +118,18 @@ def envelope(event: Event) -> dict[str, Any]:
     }
 
 
+_MISSING = "Événement introuvable."
+
+
 async def get(session: AsyncSession, caller: Caller, event_id: str) -> Event:
     as_uuid = parse_uuid(event_id)
-    event = None
-    if as_uuid is not None:
-        event = (
-            await session.scalars(
-                select(Event).where(
-                    Event.id == as_uuid,
-                    Event.merchant_id == caller.merchant_id,
-                    Event.livemode == caller.livemode,
-                )
-            )
-        ).one_or_none()
-    if event is None:
-        raise NotFound("Événement introuvable.")
-    return event
+    if as_uuid is None:
+        raise NotFound(_MISSING)
+    return await lookups.one_of_yours(session, caller, Event, Event.id == as_uuid, missing=_MISSING)
 
 
 async def list_events(
     session: AsyncSession, caller: Caller, page: Page, type: str | None
 ) -> tuple[Sequence[Event], int]:
-    conditions = [Event.merchant_id == caller.merchant_id, Event.livemode == caller.livemode]
-    if type is not None:
-        conditions.append(Event.type == type)
-    return await paginate(
-        session,
-        Event,
-        conditions,
-        (
-            Event.created_at.desc(),
-            Event.id.desc(),
-        ),
-        page,
-    )
+    kept = [] if type is None else [Event.type == type]
+    return await lookups.newest_of_yours(session, caller, Event, Event.id, page, *kept)
