@@ -357,12 +357,7 @@ class CheckoutService:
 
     async def attempts(self, session: AsyncSession, checkout: CheckoutSession) -> Sequence[Payment]:
         """Oldest first."""
-        found = await session.scalars(
-            select(Payment)
-            .where(Payment.checkout_session == checkout.reference)
-            .order_by(Payment.created_at, Payment.id)
-        )
-        return found.all()
+        return await payments.oldest_first(session, Payment.checkout_session == checkout.reference)
 
     async def offered(
         self, session: AsyncSession, runtime: Runtime, checkout: CheckoutSession

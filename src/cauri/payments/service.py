@@ -9,7 +9,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import Table, bindparam, select, text
+from sqlalchemy import ColumnElement, Table, bindparam, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -579,6 +579,16 @@ class PaymentService:
         return await lookups.newest_of_yours(
             session, caller, Payment, Payment.id, page, *conditions
         )
+
+    async def oldest_first(
+        self, session: AsyncSession, grouped: ColumnElement[bool]
+    ) -> Sequence[Payment]:
+        """The payments of one group (a plan's instalments, a checkout session's attempts), in
+        the order they were made."""
+        found = await session.scalars(
+            select(Payment).where(grouped).order_by(Payment.created_at, Payment.id)
+        )
+        return found.all()
 
     async def lock(self, session: AsyncSession, payment_id: uuid.UUID) -> Payment | None:
         return await lookups.locked(session, Payment, Payment.id == payment_id)

@@ -131,12 +131,7 @@ class PlanService:
         return await _BY_REFERENCE.get(session, caller, reference, lock=lock)
 
     async def instalments(self, session: AsyncSession, plan: InstallmentPlan) -> Sequence[Payment]:
-        rows = await session.scalars(
-            select(Payment)
-            .where(Payment.plan_id == plan.id)
-            .order_by(Payment.created_at, Payment.id)
-        )
-        return rows.all()
+        return await payments.oldest_first(session, Payment.plan_id == plan.id)
 
     async def list(
         self, session: AsyncSession, caller: Caller, page: Page, status: PlanStatus | None
