@@ -7,6 +7,7 @@ from typing import Annotated, Any, ClassVar
 
 from fastapi import Depends, Request, Response
 from fastapi.dependencies.models import Dependant
+from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -156,3 +157,8 @@ RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 
 def ok(data: Any) -> dict[str, Any]:
     return {"success": True, "data": data}
+
+
+def created_or_replayed(data: Any, created: bool) -> JSONResponse:
+    """A creation's answer: 201, or 200 for an idempotent replay of the same `external_id`."""
+    return JSONResponse(ok(data), status_code=201 if created else 200)

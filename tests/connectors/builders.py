@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.connectors.kinds import KINDS
-from cauri.connectors.service import connectors
+from cauri.connectors.service import AccountDefinition, connectors
 from cauri.kit.db import unit_of_work
 from cauri.operators.config import ConnectorConfig, ConnectorKind
 from cauri.operators.protocol import CheckReport, Disbursement, OperatorResult
@@ -98,12 +98,16 @@ async def add_fake(
     async with unit_of_work(runtime.sessionmaker) as session:
         await connectors.add(
             session,
-            name=name,
-            kind=kind,
-            environment="sandbox",
-            base_url="https://fake.example",
-            settings={"region": "bj"} if settings is None and kind == "fake" else settings or {},
-            secrets={"token": token},
+            AccountDefinition(
+                name=name,
+                kind=kind,
+                environment="sandbox",
+                base_url="https://fake.example",
+                settings={"region": "bj"}
+                if settings is None and kind == "fake"
+                else settings or {},
+                secrets={"token": token},
+            ),
             secret_key=runtime.settings.secret_key,
             now=runtime.clock.now(),
         )

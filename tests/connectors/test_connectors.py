@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import httpx
 import pytest
 
 from cauri.connectors.errors import ConnectorError
 from cauri.connectors.registry import OperatorRegistry
-from cauri.connectors.service import connectors
+from cauri.connectors.service import AccountDefinition, connectors
 from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
 from tests.connectors.builders import SECRET, Builds, add_fake, in_session, set_route
@@ -15,18 +18,24 @@ from tests.payments.builders import FakeLiveOperator, pay
 from tests.support import assert_error, make_merchant, momo_body, scalar
 
 
-async def add(runtime: Runtime, **fields: object) -> None:
-    values: dict[str, object] = {
-        "name": "fake-bj",
-        "kind": "fake",
-        "environment": "sandbox",
-        "base_url": "https://fake.example",
-        "settings": {"region": "bj"},
-        "secrets": {"token": SECRET},
-        "secret_key": runtime.settings.secret_key,
-    } | fields
+async def add(runtime: Runtime, *, keep_secrets: bool = False, **fields: Any) -> None:
+    secret_key = fields.pop("secret_key", runtime.settings.secret_key)
+    definition = AccountDefinition(
+        name="fake-bj",
+        kind="fake",
+        environment="sandbox",
+        base_url="https://fake.example",
+        settings={"region": "bj"},
+        secrets={"token": SECRET},
+    )
     async with unit_of_work(runtime.sessionmaker) as session:
-        await connectors.add(session, now=runtime.clock.now(), **values)
+        await connectors.add(
+            session,
+            replace(definition, **fields),
+            secret_key=secret_key,
+            now=runtime.clock.now(),
+            keep_secrets=keep_secrets,
+        )
 
 
 @pytest.mark.parametrize(
@@ -101,12 +110,14 @@ async def test_adding_over_a_name_replaces_it(runtime: Runtime, builds: Builds) 
     async with unit_of_work(runtime.sessionmaker) as session:
         account, replaced = await connectors.add(
             session,
-            name="fake-bj",
-            kind="fake",
-            environment="production",
-            base_url="https://api.fake.example",
-            settings={"region": "ci"},
-            secrets={"token": "other"},
+            AccountDefinition(
+                name="fake-bj",
+                kind="fake",
+                environment="production",
+                base_url="https://api.fake.example",
+                settings={"region": "ci"},
+                secrets={"token": "other"},
+            ),
             secret_key=runtime.settings.secret_key,
             now=runtime.clock.now(),
         )

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 
-from cauri.connectors.service import connectors
+from cauri.connectors.service import AccountDefinition, connectors
 from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
@@ -39,12 +39,7 @@ async def connect(
     async with unit_of_work(runtime.sessionmaker) as session:
         await connectors.add(
             session,
-            name=name,
-            kind=kind,
-            environment=environment,
-            base_url=base_url,
-            settings=dict(settings),
-            secrets=dict(secrets),
+            AccountDefinition(name, kind, environment, base_url, dict(settings), dict(secrets)),
             secret_key=runtime.settings.secret_key,
             now=runtime.clock.now(),
         )

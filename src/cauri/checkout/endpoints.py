@@ -16,14 +16,14 @@ from cauri.checkout.schemas import (
     link_object,
 )
 from cauri.checkout.service import checkout_sessions
-from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
-from cauri.kit import public_url
+from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, created_or_replayed, ok
 from cauri.kit.errors import Conflict
 from cauri.kit.openapi import ListEnvelope, answers
-from cauri.kit.page_query import PageDep
 from cauri.kit.pagination import listing
 from cauri.kit.period_query import PeriodDep
 from cauri.merchants.auth import CallerDep
+from cauri.merchants.listing import ListRequestDep
+from cauri.payments.endpoints import public_base_url
 
 router = APIRouter(route_class=UnitOfWorkRoute, tags=["checkout sessions"])
 
@@ -46,24 +46,22 @@ async def create_checkout_session(
     among the modes open to your account (201). It completes with the first payment that
     succeeds (`checkout_session.completed`), or expires. With an `external_id` already used,
     the session opened then is returned (200)."""
-    base_url = public_url.public_base_url(runtime.settings, request.scope.get("server"))
+    base_url = public_base_url(request, runtime)
     checkout, created = await checkout_sessions.create(session, runtime, caller, body, base_url)
     (shown,) = await checkout_sessions.objects(session, [checkout])
-    return JSONResponse(ok(shown), status_code=201 if created else 200)
+    return created_or_replayed(shown, created)
 
 
 @router.get("/checkout-sessions", responses=answers(ListEnvelope[CheckoutSessionObject]))
 async def list_checkout_sessions(
-    caller: CallerDep,
-    session: SessionDep,
-    page: PageDep,
+    asked: ListRequestDep,
     period: PeriodDep,
     status: Annotated[Status | None, Query()] = None,
 ) -> dict[str, Any]:
     """The account's checkout sessions in the key's environment, newest first."""
     filters = SessionFilters(status, period)
-    rows, total = await checkout_sessions.list(session, caller, page, filters)
-    return listing(await checkout_sessions.objects(session, rows), page, total)
+    rows, total = await checkout_sessions.list(asked.session, asked.caller, asked.page, filters)
+    return listing(await checkout_sessions.objects(asked.session, rows), asked.page, total)
 
 
 @router.get("/checkout-sessions/{reference}", responses=answers(CheckoutSessionObject))
@@ -108,22 +106,21 @@ async def create_payment_link(
     """Makes a payment link to share (`url`, and `qr_code_url` for print): each visit, once
     the customer goes on, opens a checkout session (201). `amount` null: the customer types
     it. With an `external_id` already used, the link made then is returned (200)."""
-    base_url = public_url.public_base_url(runtime.settings, request.scope.get("server"))
+    base_url = public_base_url(request, runtime)
     link, created = await payment_links.create(session, runtime, caller, body, base_url)
-    return JSONResponse(ok(link_object(link)), status_code=201 if created else 200)
+    return created_or_replayed(link_object(link), created)
 
 
 @links_router.get("/payment-links", responses=answers(ListEnvelope[PaymentLinkObject]))
 async def list_payment_links(
-    caller: CallerDep,
-    session: SessionDep,
-    page: PageDep,
+    asked: ListRequestDep,
     period: PeriodDep,
     active: Annotated[bool | None, Query()] = None,
 ) -> dict[str, Any]:
     """The account's payment links in the key's environment, newest first."""
-    rows, total = await payment_links.list(session, caller, page, LinkFilters(active, period))
-    return listing([link_object(link) for link in rows], page, total)
+    filters = LinkFilters(active, period)
+    found = await payment_links.list(asked.session, asked.caller, asked.page, filters)
+    return asked.answer(found, link_object)
 
 
 @links_router.get("/payment-links/{reference}", responses=answers(PaymentLinkObject))

@@ -26,7 +26,7 @@ from cauri.checkout.service import (
 from cauri.kit.errors import Conflict, InvalidRequest, NotFound, ServerError
 from cauri.kit.ids import prefixed, random_text
 from cauri.kit.money import format_major, to_minor
-from cauri.kit.pagination import Page, paginate
+from cauri.kit.pagination import Page
 from cauri.merchants.auth import Caller
 from cauri.models import CheckoutSession, PaymentLink, lookups
 from cauri.payments import rules
@@ -60,6 +60,11 @@ def _max_uses(body: PaymentLinkCreate) -> int | None:
             "max_uses", "Un lien qui n'est pas réutilisable ne prend qu'un paiement."
         )
     return 1
+
+
+_BY_REFERENCE = lookups.ByReference(
+    PaymentLink, PaymentLink.reference, "Lien de paiement introuvable."
+)
 
 
 class PaymentLinkService:
@@ -111,31 +116,17 @@ class PaymentLinkService:
         return created, True
 
     async def get(self, session: AsyncSession, caller: Caller, reference: str) -> PaymentLink:
-        found = await lookups.owned(
-            session,
-            PaymentLink,
-            PaymentLink.reference,
-            reference,
-            merchant_id=caller.merchant_id,
-            livemode=caller.livemode,
-            reference=reference,
-        )
-        if found is None:
-            raise NotFound("Lien de paiement introuvable.")
-        return found
+        return await _BY_REFERENCE.get(session, caller, reference)
 
     async def list(
         self, session: AsyncSession, caller: Caller, page: Page, filters: LinkFilters
     ) -> tuple[Sequence[PaymentLink], int]:
-        conditions = [
-            PaymentLink.merchant_id == caller.merchant_id,
-            PaymentLink.livemode == caller.livemode,
-            *filters.period.conditions(PaymentLink.created_at),
-        ]
+        kept = filters.period.conditions(PaymentLink.created_at)
         if filters.active is not None:
-            conditions.append(PaymentLink.active == filters.active)
-        order = (PaymentLink.created_at.desc(), PaymentLink.id.desc())
-        return await paginate(session, PaymentLink, conditions, order, page)
+            kept.append(PaymentLink.active == filters.active)
+        return await lookups.newest_of_yours(
+            session, caller, PaymentLink, PaymentLink.id, page, *kept
+        )
 
     async def deactivate(
         self, session: AsyncSession, runtime: Runtime, caller: Caller, reference: str

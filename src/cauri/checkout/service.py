@@ -41,7 +41,7 @@ from cauri.kit.error_handlers import validation_error
 from cauri.kit.errors import CauriError, Conflict, InvalidRequest, NotFound, ServerError
 from cauri.kit.ids import prefixed
 from cauri.kit.money import Currency, to_major, to_minor
-from cauri.kit.pagination import Page, paginate
+from cauri.kit.pagination import Page
 from cauri.merchants.auth import Caller
 from cauri.merchants.contract import FeeBearer, open_modes, payment_terms
 from cauri.models import CheckoutSession, InstallmentPlan, Payment, PaymentLink, lookups
@@ -167,6 +167,11 @@ Shown = list[dict[str, Any]]
 Modes = list[PaymentMode]
 
 
+_BY_REFERENCE = lookups.ByReference(
+    CheckoutSession, CheckoutSession.reference, "Session de paiement introuvable."
+)
+
+
 class CheckoutService:
     async def create(
         self,
@@ -273,31 +278,17 @@ class CheckoutService:
 
     async def get(self, session: AsyncSession, caller: Caller, reference: str) -> CheckoutSession:
         """By reference or by the merchant's external_id, within the caller's environment."""
-        found = await lookups.owned(
-            session,
-            CheckoutSession,
-            CheckoutSession.reference,
-            reference,
-            merchant_id=caller.merchant_id,
-            livemode=caller.livemode,
-            reference=reference,
-        )
-        if found is None:
-            raise NotFound("Session de paiement introuvable.")
-        return found
+        return await _BY_REFERENCE.get(session, caller, reference)
 
     async def list(
         self, session: AsyncSession, caller: Caller, page: Page, filters: SessionFilters
     ) -> tuple[Sequence[CheckoutSession], int]:
-        conditions = [
-            CheckoutSession.merchant_id == caller.merchant_id,
-            CheckoutSession.livemode == caller.livemode,
-            *filters.period.conditions(CheckoutSession.created_at),
-        ]
+        kept = filters.period.conditions(CheckoutSession.created_at)
         if filters.status is not None:
-            conditions.append(CheckoutSession.status == filters.status)
-        order = (CheckoutSession.created_at.desc(), CheckoutSession.id.desc())
-        return await paginate(session, CheckoutSession, conditions, order, page)
+            kept.append(CheckoutSession.status == filters.status)
+        return await lookups.newest_of_yours(
+            session, caller, CheckoutSession, CheckoutSession.id, page, *kept
+        )
 
     async def objects(self, session: AsyncSession, found: Sequence[CheckoutSession]) -> Shown:
         """The sessions as the API shows them, their attempts read in one query."""
@@ -366,12 +357,7 @@ class CheckoutService:
 
     async def attempts(self, session: AsyncSession, checkout: CheckoutSession) -> Sequence[Payment]:
         """Oldest first."""
-        found = await session.scalars(
-            select(Payment)
-            .where(Payment.checkout_session == checkout.reference)
-            .order_by(Payment.created_at, Payment.id)
-        )
-        return found.all()
+        return await payments.oldest_first(session, Payment.checkout_session == checkout.reference)
 
     async def offered(
         self, session: AsyncSession, runtime: Runtime, checkout: CheckoutSession

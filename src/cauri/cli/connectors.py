@@ -21,7 +21,7 @@ from cauri.cli.operations import echo_operations, operation_row
 from cauri.cli.output import JsonFlag, echo_json
 from cauri.config import get_settings
 from cauri.connectors.errors import ConnectorError
-from cauri.connectors.service import AccountView, callback_url, connectors
+from cauri.connectors.service import AccountDefinition, AccountView, callback_url, connectors
 from cauri.operators.config import ACTIONS
 from cauri.operators.protocol import Outcome
 from cauri.runtime import Runtime
@@ -141,12 +141,7 @@ def connectors_add(
             session,
             runtime,
             Actor.cli(),
-            name=name,
-            kind=kind,
-            environment=environment,
-            base_url=base_url,
-            settings=settings,
-            secrets=secrets,
+            AccountDefinition(name, kind, environment, base_url, settings, secrets),
         )
         views = [v for v in await connectors.accounts(session) if v.account.name == name]
         return account_row(views[0], runtime.settings.public_url) | {"replaced": replaced}

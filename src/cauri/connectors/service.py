@@ -54,17 +54,25 @@ class OperationView:
     exchanges: Sequence[OperatorExchange]
 
 
+@dataclass(frozen=True)
+class AccountDefinition:
+    """A connector account as the staff write it (`cauri connectors add`, the console's
+    form): its secrets in clear, held for the write only."""
+
+    name: str
+    kind: str
+    environment: str
+    base_url: str
+    settings: Mapping[str, str]
+    secrets: Mapping[str, str]
+
+
 class Connectors:
     async def add(
         self,
         session: AsyncSession,
+        definition: AccountDefinition,
         *,
-        name: str,
-        kind: str,
-        environment: str,
-        base_url: str,
-        settings: Mapping[str, str],
-        secrets: Mapping[str, str],
         secret_key: str | None,
         now: datetime,
         keep_secrets: bool = False,
@@ -74,12 +82,13 @@ class Connectors:
         `keep_secrets`: a secret not given keeps its stored value (an edit that leaves a
         credential's field empty), if the account's kind still knows its name;
         `previous_keys` decrypt those (CAURI_PREVIOUS_SECRET_KEYS)."""
+        name, base_url, secrets = definition.name, definition.base_url, definition.secrets
         if not _NAME.fullmatch(name) or name == SIMULATOR:
             raise ConnectorError(
                 f"Nom de connecteur invalide : {name!r} (lettres minuscules, chiffres, - et _, "
                 f"63 caractères au plus ; « {SIMULATOR} » est réservé)."
             )
-        connector_kind = kind_named(kind)
+        connector_kind = kind_named(definition.kind)
         box = SecretBox(secret_key, previous_keys)
         existing = await session.get(ConnectorAccount, name, with_for_update=True)
         if keep_secrets and existing is not None:
@@ -88,17 +97,19 @@ class Connectors:
             if base_url != existing.base_url:
                 _refuse_moved_secrets(name, existing.base_url, base_url, stored, secrets)
             secrets = stored | dict(secrets)
-        validate_account(connector_kind, environment, base_url, settings, secrets)
+        validate_account(
+            connector_kind, definition.environment, base_url, definition.settings, secrets
+        )
         blob = box.encrypt(name, secrets)
         if existing is None:
             account = ConnectorAccount(name=name, created_at=now)
             session.add(account)
         else:
             account = existing
-        account.kind = kind
-        account.environment = environment
+        account.kind = definition.kind
+        account.environment = definition.environment
         account.base_url = base_url
-        account.settings = dict(settings)
+        account.settings = dict(definition.settings)
         account.secret_names = sorted(secrets)
         account.secrets = blob
         account.updated_at = now

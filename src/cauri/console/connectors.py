@@ -18,7 +18,7 @@ from fastapi import Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.connectors.kinds import KINDS, kind_named
-from cauri.connectors.service import AccountView, callback_url, connectors
+from cauri.connectors.service import AccountDefinition, AccountView, callback_url, connectors
 from cauri.console.acting import actor, permission
 from cauri.console.auth import Staff
 from cauri.console.pages import Pages
@@ -190,12 +190,14 @@ async def save_connector(
             session,
             runtime,
             actor(staff),
-            name=name,
-            kind=fields.get("kind", ""),
-            environment=fields.get("environment", ""),
-            base_url=fields.get("base_url", ""),
-            settings=settings,
-            secrets=prefixed(SECRET),  # held for the action only, never shown back
+            AccountDefinition(
+                name=name,
+                kind=fields.get("kind", ""),
+                environment=fields.get("environment", ""),
+                base_url=fields.get("base_url", ""),
+                settings=settings,
+                secrets=prefixed(SECRET),  # held for the action only, never shown back
+            ),
             keep_secrets=editing,
         )
 

@@ -10,23 +10,20 @@ from cauri.events import service
 from cauri.events.schemas import EventObject
 from cauri.http import SessionDep, UnitOfWorkRoute, ok
 from cauri.kit.openapi import ListEnvelope, answers
-from cauri.kit.page_query import PageDep
-from cauri.kit.pagination import listing
 from cauri.merchants.auth import CallerDep
+from cauri.merchants.listing import ListRequestDep
 
 router = APIRouter(route_class=UnitOfWorkRoute, tags=["events"])
 
 
 @router.get("/events", responses=answers(ListEnvelope[EventObject]))
 async def list_events(
-    caller: CallerDep,
-    session: SessionDep,
-    page: PageDep,
+    asked: ListRequestDep,
     type: Annotated[str | None, Query(max_length=64)] = None,
 ) -> dict[str, Any]:
     """The events of the environment, newest first (`type` filters by name)."""
-    rows, total = await service.list_events(session, caller, page, type)
-    return listing([service.envelope(row) for row in rows], page, total)
+    found = await service.list_events(asked.session, asked.caller, asked.page, type)
+    return asked.answer(found, service.envelope)
 
 
 @router.get("/events/{event_id}", responses=answers(EventObject))

@@ -8,14 +8,15 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select, text
+from sqlalchemy import bindparam, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.kit import cte
 from cauri.kit.errors import NotFound
 from cauri.kit.ids import parse_uuid
-from cauri.kit.pagination import Page, paginate
+from cauri.kit.pagination import Page
 from cauri.merchants.auth import Caller
-from cauri.models import Event
+from cauri.models import Event, lookups
 from cauri.webhooks.scheduling import first_attempt
 from cauri.worker import queue
 
@@ -23,20 +24,18 @@ from cauri.worker import queue
 def emission_after(source: str | None) -> str:
     """The CTEs of an event and, when it has somewhere to go (the payment's `callback_url`,
     else the environment's endpoint), its delivery (whose id is the event's) and the job of
-    its first attempt (`job`, whose caller selects the worker's NOTIFY from it): written once
-    per row of `source`, a CTE of the caller's statement (None: once). It runs on every
-    payment settlement, in one round trip with the state change it reports when the caller
-    can (see `cauri.payments.service`). Plain SQL on the tables, so the ORM takes no part in
-    it. PostgreSQL runs every data-modifying CTE to completion whether the last SELECT reads
-    it or not; the job CTE is the worker's own (cauri.worker.queue). Every parameter is
-    cast: in an INSERT ... SELECT, PostgreSQL does not infer them. Constant text (S608):
-    `source` is a CTE's name, never input."""
+    its first attempt (`job`, whose caller selects the worker's NOTIFY from it), once per row
+    of `source` (cauri.kit.cte). It runs on every payment settlement, in one round trip with
+    the state change it reports when the caller can (see `cauri.payments.service`). Plain SQL
+    on the tables, so the ORM takes no part in it. PostgreSQL runs every data-modifying CTE to
+    completion whether the last SELECT reads it or not; the job CTE is the worker's own
+    (cauri.worker.queue)."""
     return (
         "new_event AS (INSERT INTO events (id, merchant_id, livemode, type, data, "  # noqa: S608
         "  callback_url, created_at) SELECT CAST(:event_id AS uuid), CAST(:event_owner AS text), "
         "  CAST(:event_env AS boolean), CAST(:event_type AS text), CAST(:event_data AS jsonb), "
         "  CAST(:event_callback AS text), CAST(:event_at AS timestamptz)"
-        + (f" FROM {source}" if source else "")
+        + cte.per_row_of(source)
         + "  RETURNING id), "  # noqa: S608
         "target AS (SELECT coalesce(CAST(:event_callback AS text), (SELECT url FROM "
         "  webhook_endpoints WHERE merchant_id = CAST(:event_owner AS text) "
@@ -118,37 +117,18 @@ def envelope(event: Event) -> dict[str, Any]:
     }
 
 
+_MISSING = "Événement introuvable."
+
+
 async def get(session: AsyncSession, caller: Caller, event_id: str) -> Event:
     as_uuid = parse_uuid(event_id)
-    event = None
-    if as_uuid is not None:
-        event = (
-            await session.scalars(
-                select(Event).where(
-                    Event.id == as_uuid,
-                    Event.merchant_id == caller.merchant_id,
-                    Event.livemode == caller.livemode,
-                )
-            )
-        ).one_or_none()
-    if event is None:
-        raise NotFound("Événement introuvable.")
-    return event
+    if as_uuid is None:
+        raise NotFound(_MISSING)
+    return await lookups.one_of_yours(session, caller, Event, Event.id == as_uuid, missing=_MISSING)
 
 
 async def list_events(
     session: AsyncSession, caller: Caller, page: Page, type: str | None
 ) -> tuple[Sequence[Event], int]:
-    conditions = [Event.merchant_id == caller.merchant_id, Event.livemode == caller.livemode]
-    if type is not None:
-        conditions.append(Event.type == type)
-    return await paginate(
-        session,
-        Event,
-        conditions,
-        (
-            Event.created_at.desc(),
-            Event.id.desc(),
-        ),
-        page,
-    )
+    kept = [] if type is None else [Event.type == type]
+    return await lookups.newest_of_yours(session, caller, Event, Event.id, page, *kept)

@@ -25,6 +25,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.kit import cte
 from cauri.ledger.accounts import Account
 
 
@@ -55,17 +56,14 @@ class Entry:
 
 def append_after(source: str | None) -> str:
     """The CTEs `tx` and `postings`: one transaction and its postings, from the parameters
-    `appendable` (or `transfer`) gives, written once per row of `source`, a CTE of the
-    caller's statement (None: once). Another domain's statement takes them to record the
-    fact a transaction follows from (a payment's row) and its money in one round trip: when
-    `source` holds no row (an idempotent replay), nothing is written. Every parameter is
-    cast: in an INSERT ... SELECT, PostgreSQL does not infer them. Constant text (S608):
-    `source` is a CTE's name, never input."""
+    `appendable` (or `transfer`) gives, once per row of `source` (cauri.kit.cte). Another
+    domain's statement takes them to record the fact a transaction follows from (a payment's
+    row) and its money in one round trip."""
     return (
         "tx AS (INSERT INTO ledger_transactions (kind, reference, livemode, created_at) "  # noqa: S608
         "SELECT CAST(:ledger_kind AS text), CAST(:ledger_reference AS text), "
         "CAST(:ledger_livemode AS boolean), CAST(:ledger_at AS timestamptz)"
-        + (f" FROM {source}" if source else "")
+        + cte.per_row_of(source)
         + " RETURNING id), "
         "postings AS (INSERT INTO ledger_postings (transaction_id, account, currency, amount, "
         "folded) SELECT tx.id, p.account, p.currency, p.amount, p.folded FROM tx, "
@@ -87,16 +85,15 @@ def debit_after(source: str | None) -> str:
     `debitable` (or `transfer`) gives, by the server-side `ledger_debit` (it locks the
     heads in code order, folds their unfolded postings, checks that each covers its debit
     and debits them, each step on a snapshot taken after the lock), then, when covered,
-    the transaction and its postings (`append_after`); once per row of `source` (None:
-    once). The lock is held from that call to the statement's commit: run outside a
-    transaction, for the statement alone. Constant text (S608): `source` is a CTE's name,
-    never input. The call is in a target list, so that it runs once per row of `source`
-    and never when there is none."""
+    the transaction and its postings (`append_after`); once per row of `source`
+    (cauri.kit.cte). The lock is held from that call to the statement's commit: run outside a
+    transaction, for the statement alone. The call is in a target list, so that it runs once
+    per row of `source` and never when there is none."""
     return (
         "debit AS (SELECT ledger_debit(CAST(:ledger_heads AS text[]), "  # noqa: S608
         "CAST(:ledger_head_currencies AS text[]), CAST(:ledger_head_livemodes AS boolean[]), "
         "CAST(:ledger_debits AS bigint[]), CAST(:ledger_refuse AS boolean)) AS d"
-        + (f" FROM {source}" if source else "")
+        + cte.per_row_of(source)
         + "), gate AS (SELECT 1 FROM debit WHERE (d).debited), "
         + append_after("gate")
     )

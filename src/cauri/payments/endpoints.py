@@ -5,14 +5,13 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
+from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, created_or_replayed, ok
 from cauri.kit import public_url
 from cauri.kit.errors import Conflict, NotFound, PaymentFailed
 from cauri.kit.openapi import ListEnvelope, answers
-from cauri.kit.page_query import PageDep
-from cauri.kit.pagination import listing
 from cauri.kit.period_query import PeriodDep
 from cauri.merchants.auth import CallerDep, PaymentCallerDep
+from cauri.merchants.listing import ListRequestDep
 from cauri.models import Payment
 from cauri.operators.protocol import Outcome
 from cauri.payments.schemas import (
@@ -55,14 +54,12 @@ async def create_payment(
 
 
 def _created_or_replayed(payment: Payment, created: bool) -> JSONResponse:
-    return JSONResponse(ok(payment_object(payment)), status_code=201 if created else 200)
+    return created_or_replayed(payment_object(payment), created)
 
 
 @router.get("/payments", responses=answers(ListEnvelope[PaymentObject]))
 async def list_payments(
-    caller: CallerDep,
-    session: SessionDep,
-    page: PageDep,
+    asked: ListRequestDep,
     period: PeriodDep,
     status: Annotated[Status | None, Query()] = None,
     operator: Annotated[
@@ -71,9 +68,9 @@ async def list_payments(
     external_id: Annotated[str | None, Query(max_length=255)] = None,
 ) -> dict[str, Any]:
     """The account's payments in the key's environment, newest first; the filters combine."""
-    found = PaymentFilters(status, period, operator, external_id)
-    rows, total = await payments.list(session, caller, page, found)
-    return listing([payment_object(p) for p in rows], page, total)
+    filters = PaymentFilters(status, period, operator, external_id)
+    found = await payments.list(asked.session, asked.caller, asked.page, filters)
+    return asked.answer(found, payment_object)
 
 
 @router.get("/payments/{reference}", responses=answers(PaymentObject))

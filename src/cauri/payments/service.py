@@ -9,7 +9,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import Table, bindparam, select, text
+from sqlalchemy import ColumnElement, Table, bindparam, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -20,7 +20,7 @@ from cauri.calls.requests import Action
 from cauri.events import service as events
 from cauri.kit.errors import Conflict, InvalidRequest, NotFound, PaymentFailed, ServerError
 from cauri.kit.ids import parse_uuid, short_identifier
-from cauri.kit.pagination import Page, paginate
+from cauri.kit.pagination import Page
 from cauri.kit.prepared import Prepared
 from cauri.kit.wording import status_word
 from cauri.ledger import movements
@@ -157,6 +157,9 @@ Settled = Callable[[AsyncSession, Runtime, Payment, Outcome], Awaitable[None]]
 Answer = TypeVar("Answer")
 # What the caller answers with a payment and whether it was created, built before the write.
 Reply = Callable[[Payment, bool], Answer]
+
+
+_BY_REFERENCE = lookups.ByReference(Payment, Payment.id, "Paiement introuvable.", parse_uuid)
 
 
 class PaymentService:
@@ -558,27 +561,12 @@ class PaymentService:
 
     async def get(self, session: AsyncSession, caller: Caller, reference: str) -> Payment:
         """By reference or by the merchant's external_id, within the caller's environment."""
-        payment = await lookups.owned(
-            session,
-            Payment,
-            Payment.id,
-            parse_uuid(reference),
-            merchant_id=caller.merchant_id,
-            livemode=caller.livemode,
-            reference=reference,
-        )
-        if payment is None:
-            raise NotFound("Paiement introuvable.")
-        return payment
+        return await _BY_REFERENCE.get(session, caller, reference)
 
     async def list(
         self, session: AsyncSession, caller: Caller, page: Page, filters: PaymentFilters
     ) -> tuple[Sequence[Payment], int]:
-        conditions = [
-            Payment.merchant_id == caller.merchant_id,
-            Payment.livemode == caller.livemode,
-            *filters.period.conditions(Payment.created_at),
-        ]
+        conditions = filters.period.conditions(Payment.created_at)
         if filters.status is not None:
             conditions.append(Payment.status == filters.status)
         if filters.operator is not None:
@@ -588,16 +576,19 @@ class PaymentService:
             conditions.append(Payment.operator == mode.operator)
         if filters.external_id is not None:
             conditions.append(Payment.external_id == filters.external_id)
-        return await paginate(
-            session,
-            Payment,
-            conditions,
-            (
-                Payment.created_at.desc(),
-                Payment.id.desc(),
-            ),
-            page,
+        return await lookups.newest_of_yours(
+            session, caller, Payment, Payment.id, page, *conditions
         )
+
+    async def oldest_first(
+        self, session: AsyncSession, grouped: ColumnElement[bool]
+    ) -> Sequence[Payment]:
+        """The payments of one group (a plan's instalments, a checkout session's attempts), in
+        the order they were made."""
+        found = await session.scalars(
+            select(Payment).where(grouped).order_by(Payment.created_at, Payment.id)
+        )
+        return found.all()
 
     async def lock(self, session: AsyncSession, payment_id: uuid.UUID) -> Payment | None:
         return await lookups.locked(session, Payment, Payment.id == payment_id)

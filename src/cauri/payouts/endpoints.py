@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
-from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
+from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, created_or_replayed, ok
 from cauri.kit.errors import (
     Conflict,
     InsufficientFunds,
@@ -14,10 +14,9 @@ from cauri.kit.errors import (
     PayoutLimitExceeded,
 )
 from cauri.kit.openapi import ListEnvelope, answers
-from cauri.kit.page_query import PageDep
-from cauri.kit.pagination import listing
 from cauri.kit.period_query import PeriodDep
 from cauri.merchants.auth import CallerDep, PayoutCallerDep
+from cauri.merchants.listing import ListRequestDep
 from cauri.operators.protocol import Outcome
 from cauri.payouts.schemas import PayoutCreate, PayoutObject, payout_object
 from cauri.payouts.service import payouts
@@ -47,20 +46,18 @@ async def create_payout(
     top; without `phone_number`, to the account's own validated payout account. An
     `external_id` already used returns the payout created then (200)."""
     payout, created = await payouts.create(session, runtime, caller, body)
-    return JSONResponse(ok(payout_object(payout)), status_code=201 if created else 200)
+    return created_or_replayed(payout_object(payout), created)
 
 
 @router.get("/payouts", responses=answers(ListEnvelope[PayoutObject]))
 async def list_payouts(
-    caller: CallerDep,
-    session: SessionDep,
-    page: PageDep,
+    asked: ListRequestDep,
     period: PeriodDep,
     status: Annotated[Status | None, Query()] = None,
 ) -> dict[str, Any]:
     """The environment's payouts, newest first."""
-    rows, total = await payouts.list(session, caller, page, status, period)
-    return listing([payout_object(p) for p in rows], page, total)
+    found = await payouts.list(asked.session, asked.caller, asked.page, status, period)
+    return asked.answer(found, payout_object)
 
 
 @router.get("/payouts/{reference}", responses=answers(PayoutObject))

@@ -43,7 +43,7 @@ from cauri.kit.errors import (
 )
 from cauri.kit.ids import prefixed
 from cauri.kit.money import EXPONENT, format_major, to_minor
-from cauri.kit.pagination import Page, paginate
+from cauri.kit.pagination import Page
 from cauri.kit.period import Period
 from cauri.kit.prepared import Prepared
 from cauri.kit.wording import status_word
@@ -186,6 +186,9 @@ def _row(
         "created_at": now,
         "updated_at": now,
     }
+
+
+_BY_REFERENCE = lookups.ByReference(Payout, Payout.reference, "Transfert introuvable.")
 
 
 class PayoutService:
@@ -354,18 +357,7 @@ class PayoutService:
 
     async def get(self, session: AsyncSession, caller: Caller, reference: str) -> Payout:
         """By reference or by the merchant's external_id, within the caller's environment."""
-        payout = await lookups.owned(
-            session,
-            Payout,
-            Payout.reference,
-            reference,
-            merchant_id=caller.merchant_id,
-            livemode=caller.livemode,
-            reference=reference,
-        )
-        if payout is None:
-            raise NotFound("Transfert introuvable.")
-        return payout
+        return await _BY_REFERENCE.get(session, caller, reference)
 
     async def list(
         self,
@@ -375,20 +367,9 @@ class PayoutService:
         status: str | None,
         period: Period,
     ) -> tuple[Sequence[Payout], int]:
-        conditions = [Payout.merchant_id == caller.merchant_id, Payout.livemode == caller.livemode]
-        if status is not None:
-            conditions.append(Payout.status == status)
-        conditions.extend(period.conditions(Payout.created_at))
-        return await paginate(
-            session,
-            Payout,
-            conditions,
-            (
-                Payout.created_at.desc(),
-                Payout.reference.desc(),
-            ),
-            page,
-        )
+        kept = [] if status is None else [Payout.status == status]
+        kept.extend(period.conditions(Payout.created_at))
+        return await lookups.newest_of_yours(session, caller, Payout, Payout.reference, page, *kept)
 
     async def _held(self, session: AsyncSession, reference: str) -> Payout:
         payout = await _FLOW.lock(session, reference)

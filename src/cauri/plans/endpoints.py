@@ -7,12 +7,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import JSONResponse
 
-from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
+from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, created_or_replayed, ok
 from cauri.kit.errors import Conflict, NotFound, PaymentFailed
 from cauri.kit.openapi import ListEnvelope, answers
-from cauri.kit.page_query import PageDep
-from cauri.kit.pagination import listing
 from cauri.merchants.auth import CallerDep, PaymentCallerDep
+from cauri.merchants.listing import ListRequestDep
 from cauri.models.plans import PlanStatus
 from cauri.payments.endpoints import public_base_url
 from cauri.payments.schemas import PaymentFields, PaymentObject, payment_object
@@ -34,19 +33,17 @@ async def create_plan(
     """Creates an installment plan (201, `pending`); an `external_id` already used
     returns the plan created then (200)."""
     plan, created = await plans.create(session, runtime, caller, body)
-    return JSONResponse(ok(plan_object(plan)), status_code=201 if created else 200)
+    return created_or_replayed(plan_object(plan), created)
 
 
 @router.get("/installment-plans", responses=answers(ListEnvelope[PlanObject]))
 async def list_plans(
-    caller: CallerDep,
-    session: SessionDep,
-    page: PageDep,
+    asked: ListRequestDep,
     status: Annotated[PlanStatus | None, Query()] = None,
 ) -> dict[str, Any]:
     """The account's plans in the key's environment, newest first."""
-    rows, total = await plans.list(session, caller, page, status)
-    return listing([plan_object(plan) for plan in rows], page, total)
+    found = await plans.list(asked.session, asked.caller, asked.page, status)
+    return asked.answer(found, plan_object)
 
 
 @router.get("/installment-plans/{reference}", responses=answers(PlanObject))

@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.kit.errors import Conflict, InvalidRequest, NotFound, PlanExpired
+from cauri.kit.errors import Conflict, InvalidRequest, PlanExpired
 from cauri.kit.ids import parse_uuid
 from cauri.kit.money import (
     FIXED_FEE_CURRENCIES,
@@ -25,7 +25,7 @@ from cauri.kit.money import (
     percent_of,
     to_minor,
 )
-from cauri.kit.pagination import Page, paginate
+from cauri.kit.pagination import Page
 from cauri.merchants.auth import Caller
 from cauri.models import InstallmentPlan, Payment, PlatformSettings, lookups
 from cauri.models.plans import PlanStatus
@@ -70,6 +70,11 @@ def _refusal(plan: InstallmentPlan) -> Conflict:
     return Conflict(
         "Une annulation ou l'expiration de ce plan est en cours : l'opération est refusée."
     )
+
+
+_BY_REFERENCE = lookups.ByReference(
+    InstallmentPlan, InstallmentPlan.id, "Plan de paiement introuvable.", parse_uuid
+)
 
 
 class PlanService:
@@ -123,46 +128,17 @@ class PlanService:
         self, session: AsyncSession, caller: Caller, reference: str, *, lock: bool = False
     ) -> InstallmentPlan:
         """By reference or by the merchant's external_id, within the caller's environment."""
-        plan = await lookups.owned(
-            session,
-            InstallmentPlan,
-            InstallmentPlan.id,
-            parse_uuid(reference),
-            merchant_id=caller.merchant_id,
-            livemode=caller.livemode,
-            reference=reference,
-            lock=lock,
-        )
-        if plan is None:
-            raise NotFound("Plan de paiement introuvable.")
-        return plan
+        return await _BY_REFERENCE.get(session, caller, reference, lock=lock)
 
     async def instalments(self, session: AsyncSession, plan: InstallmentPlan) -> Sequence[Payment]:
-        rows = await session.scalars(
-            select(Payment)
-            .where(Payment.plan_id == plan.id)
-            .order_by(Payment.created_at, Payment.id)
-        )
-        return rows.all()
+        return await payments.oldest_first(session, Payment.plan_id == plan.id)
 
     async def list(
         self, session: AsyncSession, caller: Caller, page: Page, status: PlanStatus | None
     ) -> tuple[Sequence[InstallmentPlan], int]:
-        conditions = [
-            InstallmentPlan.merchant_id == caller.merchant_id,
-            InstallmentPlan.livemode == caller.livemode,
-        ]
-        if status is not None:
-            conditions.append(InstallmentPlan.status == status)
-        return await paginate(
-            session,
-            InstallmentPlan,
-            conditions,
-            (
-                InstallmentPlan.created_at.desc(),
-                InstallmentPlan.id.desc(),
-            ),
-            page,
+        kept = [] if status is None else [InstallmentPlan.status == status]
+        return await lookups.newest_of_yours(
+            session, caller, InstallmentPlan, InstallmentPlan.id, page, *kept
         )
 
     async def add_instalment(

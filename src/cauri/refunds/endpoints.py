@@ -5,13 +5,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, Query
 from fastapi.responses import JSONResponse
 
-from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
+from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, created_or_replayed, ok
 from cauri.kit.errors import Conflict, InsufficientFunds, RefundFailed
 from cauri.kit.openapi import ListEnvelope, answers
-from cauri.kit.page_query import PageDep
-from cauri.kit.pagination import listing
 from cauri.kit.period_query import PeriodDep
 from cauri.merchants.auth import CallerDep
+from cauri.merchants.listing import ListRequestDep
 from cauri.refunds.schemas import RefundCreate, RefundObject, refund_object
 from cauri.refunds.service import RefundFilters, refunds
 
@@ -40,14 +39,12 @@ async def refund_payment(
     refund retried under its `external_id` returns the refund made then (200)."""
     request = body if body is not None else RefundCreate()
     refund, created = await refunds.create(session, runtime, caller, reference, request)
-    return JSONResponse(ok(refund_object(refund)), status_code=201 if created else 200)
+    return created_or_replayed(refund_object(refund), created)
 
 
 @router.get("/refunds", responses=answers(ListEnvelope[RefundObject]))
 async def list_refunds(
-    caller: CallerDep,
-    session: SessionDep,
-    page: PageDep,
+    asked: ListRequestDep,
     period: PeriodDep,
     payment: Annotated[
         str | None, Query(description="Référence (ou external_id) du paiement remboursé.")
@@ -55,8 +52,8 @@ async def list_refunds(
     status: Annotated[Status | None, Query()] = None,
 ) -> dict[str, Any]:
     filters = RefundFilters(payment=payment, status=status, period=period)
-    rows, total = await refunds.list(session, caller, page, filters)
-    return listing([refund_object(r) for r in rows], page, total)
+    found = await refunds.list(asked.session, asked.caller, asked.page, filters)
+    return asked.answer(found, refund_object)
 
 
 @router.get("/refunds/{reference}", responses=answers(RefundObject))

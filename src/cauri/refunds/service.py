@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -30,10 +30,10 @@ from cauri.calls import service as calls
 from cauri.calls.requests import Action
 from cauri.disbursements import lifecycle
 from cauri.events import service as events
-from cauri.kit.errors import CauriError, Conflict, InvalidRequest, NotFound, RefundFailed
+from cauri.kit.errors import CauriError, Conflict, InvalidRequest, RefundFailed
 from cauri.kit.ids import parse_uuid, prefixed
 from cauri.kit.money import format_major, to_minor
-from cauri.kit.pagination import Page, paginate
+from cauri.kit.pagination import Page
 from cauri.kit.period import Period
 from cauri.ledger import movements
 from cauri.ledger.movements import Holder, Movement
@@ -207,6 +207,9 @@ class RefundFilters:
     period: Period = field(default_factory=Period)
 
 
+_MISSING = "Remboursement introuvable."
+
+
 class RefundService:
     async def create(
         self,
@@ -321,31 +324,20 @@ class RefundService:
             )
 
     async def get(self, session: AsyncSession, caller: Caller, reference: str) -> Refund:
-        refund = (
-            await session.scalars(
-                select(Refund).where(
-                    Refund.reference == reference,
-                    Refund.merchant_id == caller.merchant_id,
-                    Refund.livemode == caller.livemode,
-                )
-            )
-        ).one_or_none()
-        if refund is None:
-            raise NotFound("Remboursement introuvable.")
-        return refund
+        return await lookups.one_of_yours(
+            session, caller, Refund, Refund.reference == reference, missing=_MISSING
+        )
 
     async def list(
         self, session: AsyncSession, caller: Caller, page: Page, filters: RefundFilters
     ) -> tuple[Sequence[Refund], int]:
-        conditions = [Refund.merchant_id == caller.merchant_id, Refund.livemode == caller.livemode]
+        kept: list[ColumnElement[bool]] = []
         if filters.payment is not None:
-            conditions.append(Refund.payment_id.in_(_payments_named(caller, filters.payment)))
+            kept.append(Refund.payment_id.in_(_payments_named(caller, filters.payment)))
         if filters.status is not None:
-            conditions.append(Refund.status == filters.status)
-        conditions.extend(filters.period.conditions(Refund.created_at))
-        return await paginate(
-            session, Refund, conditions, (Refund.created_at.desc(), Refund.reference.desc()), page
-        )
+            kept.append(Refund.status == filters.status)
+        kept.extend(filters.period.conditions(Refund.created_at))
+        return await lookups.newest_of_yours(session, caller, Refund, Refund.reference, page, *kept)
 
     async def check_status(self, session: AsyncSession, runtime: Runtime, reference: str) -> None:
         """Asks the operator again about a pending refund (a delayed outcome). Locks the

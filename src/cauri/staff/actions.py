@@ -24,7 +24,7 @@ from cauri.audit.log import AuditFilter, State, audited, record
 from cauri.balance.service import credit, credit_amount
 from cauri.calls import service as calls
 from cauri.connectors.secrets import sealing_keyring
-from cauri.connectors.service import RouteRow, connectors
+from cauri.connectors.service import AccountDefinition, RouteRow, connectors
 from cauri.kit.db import unit_of_work
 from cauri.kit.errors import Conflict, InvalidRequest, NotFound
 from cauri.kit.ids import parse_uuid
@@ -993,13 +993,8 @@ async def add_connector(
     session: AsyncSession,
     runtime: Runtime,
     actor: Actor,
+    definition: AccountDefinition,
     *,
-    name: str,
-    kind: str,
-    environment: str,
-    base_url: str,
-    settings: Mapping[str, str],
-    secrets: Mapping[str, str],
     keep_secrets: bool = False,
 ) -> bool:
     """connectors.manage: adds the account or replaces it; True when it replaced one.
@@ -1008,12 +1003,7 @@ async def add_connector(
     async def add() -> bool:
         _, replaced = await connectors.add(
             session,
-            name=name,
-            kind=kind,
-            environment=environment,
-            base_url=base_url,
-            settings=settings,
-            secrets=secrets,
+            definition,
             secret_key=runtime.settings.secret_key,
             now=runtime.clock.now(),
             keep_secrets=keep_secrets,
@@ -1026,8 +1016,8 @@ async def add_connector(
         runtime,
         actor,
         ADD_CONNECTOR,
-        name,
-        _row(session, _ACCOUNT, ConnectorAccount.name == name),
+        definition.name,
+        _row(session, _ACCOUNT, ConnectorAccount.name == definition.name),
         add,
     )
 

@@ -9,10 +9,9 @@ from fastapi import APIRouter, Query
 from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, ok
 from cauri.kit.errors import Conflict
 from cauri.kit.openapi import ListEnvelope, answers
-from cauri.kit.page_query import PageDep
-from cauri.kit.pagination import listing
 from cauri.merchants import webhook_secrets
 from cauri.merchants.auth import CallerDep
+from cauri.merchants.listing import ListRequestDep
 from cauri.webhooks import service
 from cauri.webhooks.schemas import (
     DeliveryEntry,
@@ -63,14 +62,12 @@ async def send_test(caller: CallerDep, session: SessionDep, runtime: RuntimeDep)
 
 @router.get("/webhooks/deliveries", responses=answers(ListEnvelope[DeliveryEntry]))
 async def list_deliveries(
-    caller: CallerDep,
-    session: SessionDep,
-    page: PageDep,
+    asked: ListRequestDep,
     status: Annotated[DeliveryStatus | None, Query()] = None,
 ) -> dict[str, Any]:
     """The delivery log of the key's environment, newest first."""
-    rows, total = await service.list_deliveries(session, caller, page, status)
-    return listing([delivery_entry(row) for row in rows], page, total)
+    found = await service.list_deliveries(asked.session, asked.caller, asked.page, status)
+    return asked.answer(found, delivery_entry)
 
 
 @router.post("/webhooks/deliveries/{delivery_id}/retry", responses=answers(DeliveryEntry, Conflict))

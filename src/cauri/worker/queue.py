@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.kit import cte
 from cauri.worker import lanes
 
 NOTIFY_CHANNEL = "cauri_jobs"
@@ -21,16 +22,14 @@ NOTIFY = "pg_notify('cauri_jobs', '')"
 
 def insert_job(source: str | None = None) -> str:
     """The CTE `job`: one job from the parameters `job_values` gives, once per row of
-    `source` (a FROM item; None: once). Another domain's statement takes it to queue a job
-    in the same round trip as the row the job acts on, and selects `NOTIFY` from `job`.
-    Every parameter is cast: in an INSERT ... SELECT, PostgreSQL does not infer them.
-    Constant text (S608): `source` is a CTE's name, never input."""
+    `source` (cauri.kit.cte). Another domain's statement takes it to queue a job in the same
+    round trip as the row the job acts on, and selects `NOTIFY` from `job`."""
     return (
-        "job AS (INSERT INTO jobs (kind, lane, group_key, payload, run_at, max_attempts, "  # noqa: S608
+        "job AS (INSERT INTO jobs (kind, lane, group_key, payload, run_at, max_attempts, "
         "created_at) SELECT CAST(:job_kind AS text), CAST(:job_lane AS text), "
         "CAST(:job_group AS text), CAST(:job_payload AS jsonb), "
         "CAST(:job_run_at AS timestamptz), CAST(:job_max_attempts AS integer), "
-        "CAST(:job_now AS timestamptz)" + (f" FROM {source}" if source else "") + " RETURNING id)"
+        "CAST(:job_now AS timestamptz)" + cte.per_row_of(source) + " RETURNING id)"
     )
 
 
