@@ -12,7 +12,6 @@ page showing the state read again; a new key or secret is on the answer itself, 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
 from typing import Any
 
 from fastapi import Request, Response
@@ -27,6 +26,7 @@ from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError, InvalidRequest, NotFound
 from cauri.merchants.contract import FeeBearer
+from cauri.merchants.keys import GRACES
 from cauri.models.merchants import MERCHANT_STATUSES
 from cauri.signin.forms import decimal_field, posted
 from cauri.staff import actions, reads
@@ -48,12 +48,6 @@ DONE = {
 }
 CURRENCIES = ("XOF", "EUR", "USD")
 # How long a rotation leaves the merchant's other keys of that mode working.
-GRACES = {
-    "0": ("aucun délai", timedelta(0)),
-    "1h": ("1 heure", timedelta(hours=1)),
-    "24h": ("24 heures", timedelta(hours=24)),
-    "7d": ("7 jours", timedelta(days=7)),
-}
 
 pages = Pages()
 

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.console.acting import actor, permission
 from cauri.console.auth import Staff
-from cauri.console.merchant_actions import GRACES, MODES, PATH, act, action_page
+from cauri.console.merchant_actions import MODES, PATH, act, action_page
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render, templates
 from cauri.console.security import PREFIX
@@ -21,6 +21,7 @@ from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError, InvalidRequest
 from cauri.kit.money import Currency
+from cauri.merchants.keys import GRACES
 from cauri.merchants.service import NewMerchant
 from cauri.models import MoneyApproval
 from cauri.models.merchants import MERCHANT_STATUSES

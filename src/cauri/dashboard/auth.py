@@ -56,15 +56,19 @@ Member = Annotated[SignedIn, Depends(signed_in)]
 checked_csrf = auth.checked_csrf(DASHBOARD)
 
 
+def check(member: SignedIn, permission: Permission) -> None:
+    """Refuses (403 page) a member whose role lacks `permission`."""
+    if not allows(member.role, permission):
+        role = ROLE_NAMES_FR.get(member.role, member.role)
+        raise Forbidden.lacking(role, DESCRIPTIONS_FR[permission])
+
+
 def require(permission: Permission) -> Callable[[SignedIn], Awaitable[SignedIn]]:
     """The dependency of a page or action that needs `permission`: the signed-in member, or
     a 403 page (a missing session: the sign-in page)."""
 
     async def allowed(member: Member) -> SignedIn:
-        if not allows(member.role, permission):
-            raise Forbidden.lacking(
-                ROLE_NAMES_FR.get(member.role, member.role), DESCRIPTIONS_FR[permission]
-            )
+        check(member, permission)
         return member
 
     return allowed

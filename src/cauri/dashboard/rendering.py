@@ -14,13 +14,14 @@ from cauri import signin
 from cauri.dashboard.security import DASHBOARD, PREFIX
 from cauri.signin import formats
 from cauri.signin.route import page_route
-from cauri.team.roles import ROLE_NAMES_FR
+from cauri.team.roles import ROLE_NAMES_FR, Permission, allows
 
 templates = Jinja2Templates(
     directory=[Path(__file__).parent / "templates", Path(signin.__file__).parent / "templates"]
 )
 formats.install(templates.env)
 templates.env.globals["role_name"] = lambda role: ROLE_NAMES_FR.get(role, role)
+templates.env.globals["may"] = lambda member, name: allows(member.role, Permission(name))
 # What the templates every door shares (cauri/signin/templates/signin/) ask of the
 # dashboard's; `base`, the environment's prefix, is each page's.
 templates.env.globals |= {

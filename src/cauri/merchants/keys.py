@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import timedelta
 
 TEST_PREFIX = "sk_test_"
 LIVE_PREFIX = "sk_live_"
@@ -28,3 +29,12 @@ def livemode_of(key: str) -> bool | None:
     if key.startswith(LIVE_PREFIX):
         return True
     return None
+
+
+# The grace periods offered when keys are rotated: how long the keys replaced keep working.
+GRACES = {
+    "0": ("aucun délai", timedelta(0)),
+    "1h": ("1 heure", timedelta(hours=1)),
+    "24h": ("24 heures", timedelta(hours=24)),
+    "7d": ("7 jours", timedelta(days=7)),
+}

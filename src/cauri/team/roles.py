@@ -1,7 +1,8 @@
 """What each role of a merchant's team may do: a pure map from role to permissions. Every
 dashboard page and action names the one permission it needs; nothing else decides.
 
-owner: everything (the team, live keys); developer: test keys, webhooks, test mode;
+owner: everything (the team, live keys); developer: test keys, webhooks (of both
+environments: an endpoint holds no money), test mode;
 finance: payouts, refunds, statements, exports; viewer: reads.
 """
 
@@ -14,13 +15,15 @@ class Permission(StrEnum):
     READ = "read"
     MOVE_MONEY = "money.move"
     DEVELOP = "developers.manage"
+    LIVE_KEYS = "keys.live"
     MANAGE_TEAM = "team.manage"
 
 
 DESCRIPTIONS_FR: dict[Permission, str] = {
     Permission.READ: "consulter le tableau de bord",
     Permission.MOVE_MONEY: "rembourser, transférer ou exporter",
-    Permission.DEVELOP: "gérer les clés d'API et les webhooks",
+    Permission.DEVELOP: "gérer les clés d'API de test et les webhooks",
+    Permission.LIVE_KEYS: "gérer les clés d'API live",
     Permission.MANAGE_TEAM: "gérer l'équipe",
 }
 
