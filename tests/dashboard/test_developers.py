@@ -4,15 +4,20 @@ the live ones too; another merchant's key is a 404; every key action is audited.
 
 from __future__ import annotations
 
+import html
 import re
 
 import httpx
 
+from cauri.client.webhooks import verify
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
+from cauri.worker.runner import Worker
 from tests.console.builders import ConsoleClient, make_member
 from tests.console.test_actions import catch_up
 from tests.support import make_merchant, scalar
+from tests.webhooks.builders import set_endpoint
+from tests.webhooks.receiver import Receiver
 
 API = "/api/v1"
 _NEW_KEY = re.compile(r'id="new-key" class="wrap">([^<]+)<')
@@ -109,3 +114,55 @@ async def test_another_merchants_key_is_a_404_and_stays_usable(
     assert answer.status_code == 404
     still = {"Authorization": f"Bearer {other.test_key}"}
     assert (await client.get(f"{API}/payments", headers=still)).status_code == 200
+
+
+_NEW_SECRET = re.compile(r'id="new-secret" class="wrap">([^<]+)<')
+
+
+async def test_an_endpoint_set_here_receives_a_signed_test_event_and_resends_a_failed_one(
+    runtime: Runtime, clock: ManualClock, worker: Worker, dashboard: ConsoleClient
+) -> None:
+    merchant = await make_merchant(runtime)
+    await _as_developer(dashboard, runtime, merchant.id)
+    page = "/dashboard/test/developers"
+    with Receiver() as receiver:
+        receiver.answer(500)  # the first attempt fails: the delivery waits for a retry
+        saved = await _post(dashboard, page, "/webhook", url=receiver.url)
+        assert saved.status_code == 200 and 'id="action-done"' in saved.text
+        rotated = await _post(dashboard, page, "/webhook/secret")
+        found = _NEW_SECRET.search(rotated.text)
+        assert found is not None, rotated.text
+        secret = html.unescape(found.group(1))
+        sent = await _post(dashboard, page, "/webhook/test")
+        assert f"Événement de test envoyé à {receiver.url}" in html.unescape(sent.text)
+        catch_up(clock)  # the worker's clock, past the served dashboard's instant of the event
+        await worker.drain()
+        [arrived] = await receiver.wait_for(1)
+        event = verify(arrived.body, arrived.headers["x-service-signature"], secret)
+        assert event["event"] == "webhook.test"
+        listed = await dashboard.get(page)
+        delivery_id = await scalar(runtime, "SELECT id FROM webhook_deliveries")
+        assert f'id="delivery-{delivery_id}"' in listed.text
+        again = await _post(dashboard, page, f"/webhook/deliveries/{delivery_id}/resend")
+        assert again.status_code == 200 and "Livraison renvoyée" in again.text
+    actions = "SELECT string_agg(action, ',' ORDER BY id) FROM audit_log"
+    assert await scalar(runtime, actions) == (
+        "webhook_endpoint.set,webhook_endpoint.rotate_secret,webhook_delivery.resend"
+    )
+
+
+async def test_another_merchants_delivery_is_a_404(
+    client: httpx.AsyncClient, runtime: Runtime, worker: Worker, dashboard: ConsoleClient
+) -> None:
+    merchant = await make_merchant(runtime)
+    other = await make_merchant(runtime, name="Autre")
+    with Receiver() as receiver:
+        await set_endpoint(client, other, receiver.url)
+        sent = await client.post(f"{API}/webhooks/test", headers=other.headers())
+        assert sent.status_code in (200, 201), sent.text
+    theirs = await scalar(runtime, "SELECT id FROM webhook_deliveries")
+    await _as_developer(dashboard, runtime, merchant.id)
+    page = "/dashboard/test/developers"
+    assert f"delivery-{theirs}" not in (await dashboard.get(page)).text
+    answer = await _post(dashboard, page, f"/webhook/deliveries/{theirs}/resend")
+    assert answer.status_code == 404
