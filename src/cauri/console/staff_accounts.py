@@ -19,7 +19,6 @@ from cauri.console.security import CONSOLE, PREFIX
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError, InvalidRequest
-from cauri.kit.public_url import public_base_url
 from cauri.models.people import STAFF_ROLES
 from cauri.people import accounts, totp
 from cauri.people.accounts import IssuedLink
@@ -45,10 +44,7 @@ async def _list(
 ) -> Response:
     link = None
     if issued is not None and runtime is not None:
-        # CAURI_PUBLIC_URL, or the loopback address the server listens on; never the Host
-        # header (a client chooses it). Neither: the path alone, for the console's address.
-        base = public_base_url(runtime.settings, request.scope.get("server")) or ""
-        link = f"{base}{CONSOLE.welcome_path}{issued.token}"
+        link = CONSOLE.welcome_link(request, runtime.settings, issued.token)
     context = {
         "accounts": await accounts.list_accounts(session, STAFF),
         "roles": STAFF_ROLES,

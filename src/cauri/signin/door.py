@@ -20,6 +20,7 @@ from pathlib import Path
 from fastapi import Request, Response
 
 from cauri.config import Settings
+from cauri.kit.public_url import public_base_url
 from cauri.kit.ratelimit import budget_key, client_ip, trusted_networks
 from cauri.kit.tokens import same
 from cauri.people import totp
@@ -74,6 +75,12 @@ class Door:
     @property
     def welcome_path(self) -> str:
         return f"{self.prefix}/welcome/"
+
+    def welcome_link(self, request: Request, settings: Settings, token: str) -> str:
+        """A one-time link's address: on CAURI_PUBLIC_URL, or the loopback address the server
+        listens on; never the Host header (a client chooses it). Neither: the path alone."""
+        base = public_base_url(settings, request.scope.get("server")) or ""
+        return f"{base}{self.welcome_path}{token}"
 
     def set_cookie(
         self, response: Response, name: str, value: str, max_age: int | None = None

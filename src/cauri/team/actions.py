@@ -3,21 +3,28 @@ rule written twice), each audited with the member as its actor."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from decimal import Decimal
+from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
-from cauri.audit.log import audited
-from cauri.kit.errors import InvalidRequest
+from cauri.audit.log import State, audited
+from cauri.kit.errors import Conflict, InvalidRequest, NotFound
+from cauri.kit.ids import parse_uuid
 from cauri.merchants.auth import Caller
-from cauri.models import Refund
+from cauri.models import Refund, User
 from cauri.payments.service import payments
+from cauri.people import accounts
+from cauri.people.accounts import IssuedLink
+from cauri.people.realm import MERCHANT
 from cauri.refunds.schemas import RefundCreate
 from cauri.refunds.service import refunds
 from cauri.runtime import Runtime
 
 REFUND_PAYMENT = "payment.refund"
+T = TypeVar("T")
 _REASON_MAX = 255
 # What RefundCreate's amount admits (15 digits).
 _AMOUNT_LIMIT = Decimal(10) ** 15
@@ -53,3 +60,141 @@ async def refund(
     resource = ("payment", str(payment.id))
     now = runtime.clock.now()
     return await audited(session, actor, REFUND_PAYMENT, resource, state, change, reason, at=now)
+
+
+# --- the team ---------------------------------------------------------------------------
+
+INVITE = "team.invite"
+SET_ROLE = "team.set_role"
+DISABLE = "team.disable"
+LINK = "team.link"
+
+
+def _team(session: AsyncSession, merchant_id: str) -> State:
+    """The team as the log shows it: each member's address, role and whether disabled."""
+
+    async def read() -> Mapping[str, Any]:
+        members = await accounts.list_accounts(session, MERCHANT, merchant_id)
+        return {
+            "team": [
+                f"{m.email} ({m.role}{', désactivé' if m.disabled_at else ''})" for m in members
+            ]
+        }
+
+    return read
+
+
+async def _on_team(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    merchant_id: str,
+    action: str,
+    change: Callable[[], Awaitable[T]],
+) -> T:
+    """A change of the team, audited with the team before and after."""
+    resource = ("merchant", merchant_id)
+    team = _team(session, merchant_id)
+    return await audited(session, actor, action, resource, team, change, at=runtime.clock.now())
+
+
+async def _member(session: AsyncSession, merchant_id: str, account_id: str) -> User:
+    """A member of the merchant's team, locked; another merchant's is as unknown as none."""
+    key = parse_uuid(account_id)
+    found = None if key is None else await session.get(User, key, with_for_update=True)
+    if found is None or found.realm != MERCHANT.name or found.merchant_id != merchant_id:
+        raise NotFound("Membre introuvable.")
+    return found
+
+
+async def _keep_an_owner(session: AsyncSession, member: User) -> None:
+    """Refuses to leave the team without an active owner (who else would manage it?)."""
+    owners = [
+        m
+        for m in await accounts.list_accounts(session, MERCHANT, member.merchant_id)
+        if m.role == "owner" and m.disabled_at is None and m.id != member.id
+    ]
+    if not owners:
+        raise Conflict("L'équipe garde au moins un propriétaire actif.")
+
+
+async def invite(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    merchant_id: str,
+    *,
+    email: str,
+    role: str,
+) -> IssuedLink:
+    """A teammate and their one-time link (the owner hands it over)."""
+
+    async def create() -> IssuedLink:
+        now = runtime.clock.now()
+        account = await accounts.create(
+            session, MERCHANT, email=email, role=role, now=now, merchant_id=merchant_id
+        )
+        return await accounts.issue_link(session, account, now)
+
+    resource = ("merchant", merchant_id)
+    now = runtime.clock.now()
+    return await audited(
+        session, actor, INVITE, resource, _team(session, merchant_id), create, at=now
+    )
+
+
+async def set_role(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    merchant_id: str,
+    account_id: str,
+    role: str,
+) -> User:
+    """A member's new role; its sessions end (the next sign-in asks a second factor if the
+    role needs one)."""
+
+    async def change() -> User:
+        member = await _member(session, merchant_id, account_id)
+        accounts.checked_role(MERCHANT, role)
+        if member.role == "owner" and role != "owner":
+            await _keep_an_owner(session, member)
+        member.role = role
+        await accounts.revoke_sessions(session, member, runtime.clock.now())
+        return member
+
+    resource = ("merchant", merchant_id)
+    now = runtime.clock.now()
+    return await audited(
+        session, actor, SET_ROLE, resource, _team(session, merchant_id), change, at=now
+    )
+
+
+async def disable(
+    session: AsyncSession, runtime: Runtime, actor: Actor, merchant_id: str, account_id: str
+) -> User:
+    """No more sign-in for the member; their sessions end at once."""
+
+    async def change() -> User:
+        member = await _member(session, merchant_id, account_id)
+        if member.role == "owner":
+            await _keep_an_owner(session, member)
+        return await accounts.disable(session, member, runtime.clock.now())
+
+    resource = ("merchant", merchant_id)
+    now = runtime.clock.now()
+    return await audited(
+        session, actor, DISABLE, resource, _team(session, merchant_id), change, at=now
+    )
+
+
+async def link(
+    session: AsyncSession, runtime: Runtime, actor: Actor, merchant_id: str, account_id: str
+) -> IssuedLink:
+    """A new one-time link for a member who lost their password or device: it resets both."""
+
+    async def issue() -> IssuedLink:
+        member = await _member(session, merchant_id, account_id)
+        return await accounts.issue_link(session, member, runtime.clock.now())
+
+    return await _on_team(session, runtime, actor, merchant_id, LINK, issue)
