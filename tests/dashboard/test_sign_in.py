@@ -142,3 +142,35 @@ async def test_an_invitation_names_a_merchant_that_exists_and_a_role_of_a_team(
     )
     assert wrong.exit_code != 0 and "owner, developer, finance ou viewer" in wrong.stderr
     assert await scalar(runtime, "SELECT count(*) FROM users WHERE realm = 'merchant'") == 0
+
+
+async def test_the_console_invites_an_owner_and_the_staff_reset_one(
+    console: ConsoleClient, dashboard: ConsoleClient, runtime: Runtime, database_url: str
+) -> None:
+    """The staff console's same action as `cauri merchants invite`, and an owner's reset
+    (`cauri merchants link-member`): a new link that ends the password and the second
+    factor, audited."""
+    admin = await make_staff(runtime, "ali@cauri.example", "admin")
+    await console.signed_in_as(admin)
+    merchant = await make_merchant(runtime)
+    page = f"/console/merchants/{merchant.id}/actions"
+    csrf = await console.csrf_of(page)
+    shown = await console.post(
+        f"{page}/team", {"csrf": csrf, "email": "o@b.example", "role": "owner"}
+    )
+    assert shown.status_code == 200, shown.text
+    found = re.search(r'id="new-link" class="wrap">([^<]+)<', shown.text)
+    assert found is not None, shown.text
+    assert await _welcomed(dashboard, urlsplit(found.group(1)).path) == "/dashboard/two-factor"
+
+    args = ("merchants", "link-member", merchant.id, "--email", "o@b.example", "--json")
+    reset = (await cli(database_url, *args)).json()
+    assert await _welcomed(dashboard.another(), urlsplit(reset["link"]).path) == (
+        "/dashboard/two-factor"
+    )
+    logged = "SELECT string_agg(action, ',' ORDER BY id) FROM audit_log"
+    assert await scalar(runtime, logged) == "merchant.invite_member,merchant.link_member"
+    unknown = await cli(
+        database_url, "merchants", "link-member", merchant.id, "--email", "x@b.example"
+    )
+    assert unknown.exit_code != 0

@@ -16,10 +16,10 @@ from cauri.cli.common import FIXED_CURRENCY_HELP, in_transaction, livemode_of
 from cauri.cli.keys import key_row
 from cauri.cli.links import echo_link, link_row
 from cauri.cli.output import JsonFlag, echo_json, echo_record, echo_table
-from cauri.dashboard.security import DASHBOARD
 from cauri.kit.money import to_major
 from cauri.models import FeeRule, Merchant, MoneyApproval
 from cauri.people import totp
+from cauri.signin.doors import DASHBOARD
 from cauri.staff import actions, reads
 
 if TYPE_CHECKING:
@@ -184,6 +184,23 @@ def merchants_invite(
         issued = await actions.invite_member(
             session, runtime, Actor.cli(), merchant_id, email=email, role=role
         )
+        return link_row(issued, DASHBOARD.welcome_path) | {"merchant_id": merchant_id}
+
+    echo_link(in_transaction(work), as_json)
+
+
+@merchants_cli.command("link-member")
+def merchants_link_member(
+    merchant_id: str,
+    email: Annotated[str, typer.Option(help="The member's email address.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """A new one-time link (24 h) for a member of the merchant's team who lost their password
+    or device (an owner no other owner can reset): earlier links, sessions and the TOTP
+    enrollment end."""
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        issued = await actions.link_member(session, runtime, Actor.cli(), merchant_id, email)
         return link_row(issued, DASHBOARD.welcome_path) | {"merchant_id": merchant_id}
 
     echo_link(in_transaction(work), as_json)

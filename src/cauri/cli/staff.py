@@ -13,10 +13,10 @@ from cauri.audit import Actor
 from cauri.cli.common import in_transaction
 from cauri.cli.links import echo_link, link_row
 from cauri.cli.output import JsonFlag, echo_json, echo_table
-from cauri.console.security import CONSOLE
 from cauri.kit.errors import CauriError
 from cauri.people import accounts, passwords, totp
 from cauri.people.realm import STAFF
+from cauri.signin.doors import CONSOLE
 from cauri.staff import actions
 
 if TYPE_CHECKING:

@@ -12,9 +12,9 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 
 from cauri.console.errors import lacking
-from cauri.console.security import CONSOLE
 from cauri.people.sessions import Current
 from cauri.signin import auth
+from cauri.signin.doors import CONSOLE
 from cauri.staff.roles import Permission, allows
 
 

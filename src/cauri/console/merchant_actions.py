@@ -28,6 +28,9 @@ from cauri.kit.errors import CauriError, InvalidRequest, NotFound
 from cauri.merchants.contract import FeeBearer
 from cauri.merchants.keys import GRACES
 from cauri.models.merchants import MERCHANT_STATUSES
+from cauri.models.people import MERCHANT_ROLES
+from cauri.people import accounts
+from cauri.people.realm import MERCHANT
 from cauri.signin.forms import decimal_field, posted
 from cauri.staff import actions, reads
 from cauri.staff.roles import Permission
@@ -64,9 +67,10 @@ async def action_page(
     refusal: CauriError | None = None,
     new_key: str | None = None,
     new_secret: str | None = None,
+    new_link: str | None = None,
 ) -> Response:
-    """`new_key`, `new_secret`: shown on this answer only (never an address: it would keep
-    them)."""
+    """`new_key`, `new_secret`, `new_link` (a team member's one-time link): shown on this
+    answer only (never an address: it would keep them)."""
     context = {
         "seen": await reads.merchant_overview(session, merchant_id),
         "statuses": MERCHANT_STATUSES,
@@ -74,6 +78,9 @@ async def action_page(
         "refusal": refusal,
         "new_key": new_key,
         "new_secret": new_secret,
+        "new_link": new_link,
+        "team": await accounts.list_accounts(session, MERCHANT, merchant_id),
+        "team_roles": MERCHANT_ROLES,
         "graces": GRACES,
         "bearers": tuple(FeeBearer),
         "currencies": CURRENCIES,

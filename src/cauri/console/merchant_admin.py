@@ -8,11 +8,13 @@ the CLI's `cauri merchants create|set-payout-account|set-fee-bearer|credit` and
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from fastapi import Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.console.acting import actor, permission
-from cauri.console.auth import Staff
+from cauri.console.auth import SignedIn, Staff
 from cauri.console.merchant_actions import MODES, PATH, act, action_page
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render, templates
@@ -25,6 +27,9 @@ from cauri.merchants.keys import GRACES
 from cauri.merchants.service import NewMerchant
 from cauri.models import MoneyApproval
 from cauri.models.merchants import MERCHANT_STATUSES
+from cauri.people.accounts import IssuedLink
+from cauri.runtime import Runtime
+from cauri.signin.doors import DASHBOARD
 from cauri.signin.forms import decimal_field, posted
 from cauri.staff import actions, reads
 
@@ -167,6 +172,61 @@ async def rotate_webhook_secret(
     if isinstance(secret, CauriError):
         return await action_page(request, staff, session, merchant_id, secret)
     return await action_page(request, staff, session, merchant_id, new_secret=secret)
+
+
+async def _with_link(
+    request: Request,
+    staff: SignedIn,
+    session: AsyncSession,
+    runtime: Runtime,
+    merchant_id: str,
+    issue: Callable[[], Awaitable[IssuedLink]],
+) -> Response:
+    """A team member's one-time link, shown once on the page, or the refusal saying why."""
+    issued = await attempt(session, issue)
+    if isinstance(issued, CauriError):
+        return await action_page(request, staff, session, merchant_id, issued)
+    link = DASHBOARD.welcome_link(request, runtime.settings, issued.token)
+    return await action_page(request, staff, session, merchant_id, new_link=link)
+
+
+@pages.post(PATH + "/team", permission(actions.INVITE_MEMBER))
+async def invite_member(
+    request: Request, staff: Staff, session: SessionDep, runtime: RuntimeDep, merchant_id: str
+) -> Response:
+    """As `cauri merchants invite`: a member of the merchant's team (its first owner)."""
+    fields = await posted(request)
+    return await _with_link(
+        request,
+        staff,
+        session,
+        runtime,
+        merchant_id,
+        lambda: actions.invite_member(
+            session,
+            runtime,
+            actor(staff),
+            merchant_id,
+            email=fields.get("email", ""),
+            role=fields.get("role", ""),
+        ),
+    )
+
+
+@pages.post(PATH + "/team/link", permission(actions.LINK_MEMBER))
+async def link_member(
+    request: Request, staff: Staff, session: SessionDep, runtime: RuntimeDep, merchant_id: str
+) -> Response:
+    """As `cauri merchants link-member`: a member's new link, resetting password and TOTP."""
+    email = (await posted(request)).get("email", "")
+    return await _with_link(
+        request,
+        staff,
+        session,
+        runtime,
+        merchant_id,
+        lambda: actions.link_member(session, runtime, actor(staff), merchant_id, email),
+    )
 
 
 # --- on the merchant's page -----------------------------------------------------------

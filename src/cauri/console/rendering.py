@@ -14,8 +14,9 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri import signin
-from cauri.console.security import CONSOLE, PREFIX
+from cauri.console.security import PREFIX
 from cauri.signin import formats
+from cauri.signin.doors import CONSOLE
 from cauri.signin.route import page_route
 from cauri.signin.route import redirect as redirect
 from cauri.staff.roles import ROLE_NAMES_FR, Permission, allows

@@ -23,7 +23,7 @@ from cauri.console import (
 )
 from cauri.console.pages import Pages
 from cauri.console.rendering import ConsoleRoute, render
-from cauri.console.security import CONSOLE
+from cauri.signin.doors import CONSOLE
 from cauri.signin.site import mount
 
 # Each group's menu entries appear in this order; a new group of pages is added here.

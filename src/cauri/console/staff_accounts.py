@@ -15,7 +15,7 @@ from cauri.console.acting import actor, permission
 from cauri.console.auth import Staff
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render
-from cauri.console.security import CONSOLE, PREFIX
+from cauri.console.security import PREFIX
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError, InvalidRequest
@@ -24,6 +24,7 @@ from cauri.people import accounts, totp
 from cauri.people.accounts import IssuedLink
 from cauri.people.realm import STAFF
 from cauri.runtime import Runtime
+from cauri.signin.doors import CONSOLE
 from cauri.signin.forms import posted
 from cauri.staff import actions
 from cauri.staff.roles import Permission

@@ -10,9 +10,9 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from cauri.dashboard.security import DASHBOARD
 from cauri.people.sessions import Current
 from cauri.signin import auth
+from cauri.signin.doors import DASHBOARD
 from cauri.signin.errors import Forbidden
 from cauri.team.roles import DESCRIPTIONS_FR, ROLE_NAMES_FR, Permission, allows
 

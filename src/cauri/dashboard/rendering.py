@@ -11,8 +11,9 @@ from fastapi import Request, Response
 from fastapi.templating import Jinja2Templates
 
 from cauri import signin
-from cauri.dashboard.security import DASHBOARD, PREFIX
+from cauri.dashboard.security import PREFIX
 from cauri.signin import formats
+from cauri.signin.doors import DASHBOARD
 from cauri.signin.route import page_route
 from cauri.team.roles import ROLE_NAMES_FR, Permission, allows
 

@@ -1,15 +1,7 @@
-"""The dashboard's front door: merchants' teams' pages at /dashboard, with their own cookies."""
+"""The dashboard's front door (cauri.signin.doors): merchants' teams' pages at /dashboard."""
 
 from __future__ import annotations
 
-from cauri.people.realm import MERCHANT
-from cauri.signin.door import Door
+from cauri.signin.doors import DASHBOARD
 
-DASHBOARD = Door(
-    MERCHANT,
-    "/dashboard",
-    "dashboard",
-    layout="dashboard/layout.html",
-    where="l'espace marchand",
-)
 PREFIX = DASHBOARD.prefix

@@ -7,7 +7,7 @@ from fastapi import FastAPI
 
 from cauri.dashboard import developers, home, resources, team
 from cauri.dashboard.rendering import DashboardRoute, render
-from cauri.dashboard.security import DASHBOARD
+from cauri.signin.doors import DASHBOARD
 from cauri.signin.site import mount
 
 

@@ -13,7 +13,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.dashboard.acting import actor
 from cauri.dashboard.auth import SignedIn, checked_csrf, require
 from cauri.dashboard.rendering import DashboardRoute, render
-from cauri.dashboard.security import DASHBOARD
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError
@@ -22,6 +21,7 @@ from cauri.people import accounts
 from cauri.people.accounts import IssuedLink
 from cauri.people.realm import MERCHANT
 from cauri.runtime import Runtime
+from cauri.signin.doors import DASHBOARD
 from cauri.signin.forms import posted
 from cauri.team import actions
 from cauri.team.roles import Permission

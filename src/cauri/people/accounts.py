@@ -20,7 +20,7 @@ from cauri.kit.errors import Conflict, InvalidRequest, NotFound
 from cauri.kit.ids import new_uuid
 from cauri.models import SignInLink, User, UserSession
 from cauri.people import passwords, tokens
-from cauri.people.realm import Realm, of
+from cauri.people.realm import MERCHANT, Realm, of
 
 LINK_LIFETIME = timedelta(hours=24)
 
@@ -143,6 +143,15 @@ async def list_accounts(
     return (await session.scalars(statement)).all()
 
 
+async def team_row(session: AsyncSession, merchant_id: str) -> dict[str, Any]:
+    """A merchant's team as the audit log shows it: each member's address, role, and whether
+    disabled."""
+    members = await list_accounts(session, MERCHANT, merchant_id)
+    return {
+        "team": [f"{m.email} ({m.role}{', désactivé' if m.disabled_at else ''})" for m in members]
+    }
+
+
 async def set_password(session: AsyncSession, account: User, password: str) -> None:
     passwords.check_new(password)
     account.password_hash = await passwords.hash_password(password)
@@ -231,3 +240,13 @@ async def redeem_link(
 
 def needs_enrollment(account: User) -> bool:
     return of(account.realm).requires_totp(account.role) and account.totp_enabled_at is None
+
+
+async def invite_member(
+    session: AsyncSession, merchant_id: str, *, email: str, role: str, now: datetime
+) -> IssuedLink:
+    """A new member of the merchant's team, and their first one-time link."""
+    account = await create(
+        session, MERCHANT, email=email, role=role, now=now, merchant_id=merchant_id
+    )
+    return await issue_link(session, account, now)

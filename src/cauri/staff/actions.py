@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
+from functools import partial
 from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, String, select
@@ -106,6 +107,7 @@ CREATE_STAFF = StaffAction("staff.create", "staff.manage", "staff_account")
 DISABLE_STAFF = StaffAction("staff.disable", "staff.manage", "staff_account")
 LINK_STAFF = StaffAction("staff.link", "staff.manage", "staff_account")
 INVITE_MEMBER = StaffAction("merchant.invite_member", "merchants.manage", "merchant")
+LINK_MEMBER = StaffAction("merchant.link_member", "merchants.manage", "merchant")
 # A live money action above the platform's dual-approval amount, asked by one person and
 # done on another's approval (cauri.staff.approvals); whoever decides needs the permission
 # of the action itself (APPROVABLE), finance's at least.
@@ -145,6 +147,7 @@ ACTIONS = (
     DISABLE_STAFF,
     LINK_STAFF,
     INVITE_MEMBER,
+    LINK_MEMBER,
     REQUEST_APPROVAL,
     APPROVE_ACTION,
     REJECT_ACTION,
@@ -1267,18 +1270,27 @@ async def invite_member(
     their one-time link to the dashboard's welcome page, where they set their password."""
     await merchant_service.get(session, merchant_id)
 
-    async def team() -> Mapping[str, Any]:
-        members = await accounts.list_accounts(session, MERCHANT, merchant_id)
-        return {"team": [f"{member.email} ({member.role})" for member in members]}
-
     async def invite() -> IssuedLink:
-        now = runtime.clock.now()
-        account = await accounts.create(
-            session, MERCHANT, email=email, role=role, now=now, merchant_id=merchant_id
+        return await accounts.invite_member(
+            session, merchant_id, email=email, role=role, now=runtime.clock.now()
         )
-        return await accounts.issue_link(session, account, now)
 
+    team = partial(accounts.team_row, session, merchant_id)
     return await _audited(session, runtime, actor, INVITE_MEMBER, merchant_id, team, invite)
+
+
+async def link_member(
+    session: AsyncSession, runtime: Runtime, actor: Actor, merchant_id: str, email: str
+) -> IssuedLink:
+    """merchants.manage: a new one-time link for a member of the merchant's team (an owner who
+    lost their password or device, whom no other owner can reset): it resets both."""
+
+    async def issue() -> IssuedLink:
+        member = await accounts.get(session, MERCHANT, email, merchant_id=merchant_id, lock=True)
+        return await accounts.issue_link(session, member, runtime.clock.now())
+
+    team = partial(accounts.team_row, session, merchant_id)
+    return await _audited(session, runtime, actor, LINK_MEMBER, merchant_id, team, issue)
 
 
 # --- exports and the ledger's check ----------------------------------------------------

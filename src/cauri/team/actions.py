@@ -3,14 +3,15 @@ rule written twice), each audited with the member as its actor."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from decimal import Decimal
-from typing import Any, TypeVar
+from functools import partial
+from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
-from cauri.audit.log import State, audited
+from cauri.audit.log import audited
 from cauri.kit.errors import Conflict, InvalidRequest, NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.merchants.auth import Caller
@@ -70,20 +71,6 @@ DISABLE = "team.disable"
 LINK = "team.link"
 
 
-def _team(session: AsyncSession, merchant_id: str) -> State:
-    """The team as the log shows it: each member's address, role and whether disabled."""
-
-    async def read() -> Mapping[str, Any]:
-        members = await accounts.list_accounts(session, MERCHANT, merchant_id)
-        return {
-            "team": [
-                f"{m.email} ({m.role}{', désactivé' if m.disabled_at else ''})" for m in members
-            ]
-        }
-
-    return read
-
-
 async def _on_team(
     session: AsyncSession,
     runtime: Runtime,
@@ -94,7 +81,7 @@ async def _on_team(
 ) -> T:
     """A change of the team, audited with the team before and after."""
     resource = ("merchant", merchant_id)
-    team = _team(session, merchant_id)
+    team = partial(accounts.team_row, session, merchant_id)
     return await audited(session, actor, action, resource, team, change, at=runtime.clock.now())
 
 
@@ -130,17 +117,11 @@ async def invite(
     """A teammate and their one-time link (the owner hands it over)."""
 
     async def create() -> IssuedLink:
-        now = runtime.clock.now()
-        account = await accounts.create(
-            session, MERCHANT, email=email, role=role, now=now, merchant_id=merchant_id
+        return await accounts.invite_member(
+            session, merchant_id, email=email, role=role, now=runtime.clock.now()
         )
-        return await accounts.issue_link(session, account, now)
 
-    resource = ("merchant", merchant_id)
-    now = runtime.clock.now()
-    return await audited(
-        session, actor, INVITE, resource, _team(session, merchant_id), create, at=now
-    )
+    return await _on_team(session, runtime, actor, merchant_id, INVITE, create)
 
 
 async def set_role(
@@ -163,11 +144,7 @@ async def set_role(
         await accounts.revoke_sessions(session, member, runtime.clock.now())
         return member
 
-    resource = ("merchant", merchant_id)
-    now = runtime.clock.now()
-    return await audited(
-        session, actor, SET_ROLE, resource, _team(session, merchant_id), change, at=now
-    )
+    return await _on_team(session, runtime, actor, merchant_id, SET_ROLE, change)
 
 
 async def disable(
@@ -181,11 +158,7 @@ async def disable(
             await _keep_an_owner(session, member)
         return await accounts.disable(session, member, runtime.clock.now())
 
-    resource = ("merchant", merchant_id)
-    now = runtime.clock.now()
-    return await audited(
-        session, actor, DISABLE, resource, _team(session, merchant_id), change, at=now
-    )
+    return await _on_team(session, runtime, actor, merchant_id, DISABLE, change)
 
 
 async def link(
