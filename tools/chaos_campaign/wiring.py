@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from cauri.balance.service import credit
 from cauri.connectors.secrets import keyring
-from cauri.connectors.service import connectors
+from cauri.connectors.service import AccountDefinition, connectors
 from cauri.kit.db import unit_of_work
 from cauri.merchants.service import merchants
 from cauri.runtime import Runtime
@@ -56,16 +56,16 @@ async def wire(runtime: Runtime, rigs: list[Rig]) -> tuple[str, str]:
     now = runtime.clock.now()
     async with unit_of_work(runtime.sessionmaker) as session:
         for rig in rigs:
-            await connectors.add(
-                session,
+            definition = AccountDefinition(
                 name=rig.connector,
                 kind=rig.kind,
                 environment=rig.environment,
                 base_url=rig.base_url,
                 settings=rig.settings(),
                 secrets=rig.secrets(),
-                secret_key=runtime.settings.secret_key,
-                now=now,
+            )
+            await connectors.add(
+                session, definition, secret_key=runtime.settings.secret_key, now=now
             )
             for route in rig.routes:
                 changes = dict.fromkeys(route.actions, rig.connector)
