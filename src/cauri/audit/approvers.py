@@ -1,6 +1,8 @@
 """Who may give the approvals of a two-person money action: the one rule set of payouts
 held above the platform's `payout_dual_approval_above` (cauri.payouts.service) and of the
-other live money actions above it (cauri.staff.approvals), in the console and the CLI alike.
+other live money actions above it (cauri.staff.approvals), in the console and the CLI alike,
+and of a merchant's team's payouts above its owner's threshold (cauri.team.drafts), where the
+accounts are the team's members.
 
 - Each approval of a two-person action names a staff account: the console's signed-in
   person, or the CLI's `--as EMAIL --totp CODE`. The CLI without `--as` (`cli:<os user>`)
@@ -23,8 +25,9 @@ from cauri.audit.actor import Actor
 from cauri.kit.errors import Conflict
 from cauri.models import AuditEntry
 
-# What puts an account in someone else's hands for a while: its creation, its sign-in link.
-VOUCHING_ACTIONS = ("staff.create", "staff.link")
+# What puts an account in someone else's hands for a while: its creation, its sign-in link
+# (the staff's, and a merchant's team's: cauri.team.actions).
+VOUCHING_ACTIONS = ("staff.create", "staff.link", "team.invite", "team.link")
 VOUCHING_WINDOW = timedelta(hours=24)
 
 

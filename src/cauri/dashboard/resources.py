@@ -18,7 +18,7 @@ from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError, NotFound
 from cauri.models import Refund
-from cauri.signin.forms import Form, decimal_field, posted
+from cauri.signin.forms import Form, decimal_field, given, posted
 from cauri.signin.route import redirect
 from cauri.staff.kinds import KINDS, Kind, look_up
 from cauri.staff.search import SearchFilter
@@ -113,8 +113,7 @@ def _register_refund(mode_path: str, livemode: bool) -> None:
                 actor(member),
                 await caller(session, member, livemode),
                 reference,
-                amount=decimal_field(fields, "amount"),
-                reason=fields.get("reason") or None,
+                given(amount=decimal_field(fields, "amount"), reason=fields.get("reason") or None),
             )
 
         outcome = await attempt(session, refund)

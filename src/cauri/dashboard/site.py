@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from cauri.dashboard import developers, home, resources, team
+from cauri.dashboard import developers, home, payouts, resources, team
 from cauri.dashboard.rendering import DashboardRoute, render
 from cauri.signin.doors import DASHBOARD
 from cauri.signin.site import mount
@@ -17,7 +17,8 @@ def install(app: FastAPI) -> None:
         DASHBOARD,
         render,
         DashboardRoute,
-        [home.router, resources.router, developers.router, team.router],
+        # payouts before resources: `/payouts/new` is not a payout's reference.
+        [home.router, payouts.router, resources.router, developers.router, team.router],
         stylesheet_path="/static/dashboard.css",
         missing="Cette page du tableau de bord n'existe pas.",
     )

@@ -11,7 +11,7 @@ from cauri.models.ledger import LedgerAccount, LedgerPosting, LedgerTransaction
 from cauri.models.merchants import ApiKey, FeeRule, Merchant
 from cauri.models.operations import OperatorExchange, OperatorOperation
 from cauri.models.payments import Payment
-from cauri.models.payouts import Payout, PayoutApproval
+from cauri.models.payouts import Payout, PayoutApproval, PayoutDraft
 from cauri.models.people import SignInAttempt, SignInLink, User, UserSession
 from cauri.models.plans import InstallmentPlan, PlanRefund
 from cauri.models.platform_settings import PlatformSettings
@@ -42,6 +42,7 @@ __all__ = [
     "PaymentLink",
     "Payout",
     "PayoutApproval",
+    "PayoutDraft",
     "PlanRefund",
     "PlatformSettings",
     "Reconciliation",

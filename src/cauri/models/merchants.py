@@ -27,6 +27,9 @@ class Merchant(Base):
     limit_per_payout: Mapped[int | None] = mapped_column(BigInteger)
     limit_daily: Mapped[int | None] = mapped_column(BigInteger)
     approval_threshold: Mapped[int | None] = mapped_column(BigInteger)
+    # Set by the merchant's owner on the dashboard: a live payout asked there above it is a
+    # draft until a second member approves it (cauri.team.drafts); None: never.
+    team_approval_above: Mapped[int | None] = mapped_column(BigInteger)
     # Who pays a payment's fee (`cauri merchants set-fee-bearer`): see Payment.fee_bearer.
     fee_bearer: Mapped[str] = mapped_column(String, server_default="customer")
     created_at: Mapped[datetime]

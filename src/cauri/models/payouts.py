@@ -92,3 +92,40 @@ class PayoutApproval(Base):
     approver_name: Mapped[str]
     staff_account_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     at: Mapped[datetime]
+
+
+DRAFT_STATES = ("awaiting", "approved", "rejected", "cancelled")
+
+
+class PayoutDraft(Base):
+    """A live payout asked for on the dashboard above the owner's threshold
+    (`Merchant.team_approval_above`): neither a payout nor a debit, nor counted in any cap,
+    until a second member of the team approves it; then the payout it becomes has the
+    draft's reference as its `external_id` (cauri.team.drafts). `request` is the payout's
+    request as the API would take it."""
+
+    __tablename__ = "payout_drafts"
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('awaiting', 'approved', 'rejected', 'cancelled')", name="status"
+        ),
+        Index("ix_payout_drafts_list", "merchant_id", "status", "created_at"),
+    )
+
+    reference: Mapped[str] = mapped_column(String, primary_key=True)
+    merchant_id: Mapped[str] = mapped_column(ForeignKey("merchants.id"))
+    request: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    # As the payout would be: shown in the list of drafts.
+    amount: Mapped[int] = mapped_column(BigInteger)
+    fee_amount: Mapped[int] = mapped_column(BigInteger)
+    currency: Mapped[str]
+    operator: Mapped[str]
+    phone_number: Mapped[str]
+    third_party: Mapped[bool] = mapped_column(Boolean)
+    status: Mapped[str]
+    created_by: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"))
+    created_by_email: Mapped[str]
+    created_at: Mapped[datetime]
+    decided_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"))
+    decided_by_email: Mapped[str | None]
+    decided_at: Mapped[datetime | None]

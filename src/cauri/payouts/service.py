@@ -159,6 +159,26 @@ def _check_bounds(amount: int, fee: int, currency: str) -> None:
         )
 
 
+def check_per_payout(merchant: Merchant, amount: int, currency: str) -> None:
+    """The merchant's cap on one live third-party payout (`cauri merchants set-limits`)."""
+    if merchant.limit_per_payout is not None and amount > merchant.limit_per_payout:
+        raise PayoutLimitExceeded(
+            f"Le montant dépasse le plafond par transfert vers un tiers "
+            f"({format_major(merchant.limit_per_payout, currency)})."
+        )
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A payout's terms before it is written (`PayoutService.quote`): who receives it, the
+    merchant's row when its limits apply (locked), what is sent and the fee on top."""
+
+    beneficiary: Beneficiary
+    merchant: Merchant | None
+    amount: int
+    fee: int
+
+
 def _row(
     caller: Caller,
     body: PayoutCreate,
@@ -196,15 +216,10 @@ class PayoutService:
         self, session: AsyncSession, runtime: Runtime, caller: Caller, body: PayoutCreate
     ) -> tuple[Payout, bool]:
         """Returns the payout and whether it was created (False: an idempotent replay)."""
-        beneficiary, merchant = await self._beneficiary(session, caller, body)
-        currency = beneficiary.mode.currency
-        amount = to_minor(body.amount, currency)
-        terms = await read_terms(session, caller.merchant_id, PAYOUT)
-        if terms.disabled:
-            raise InvalidRequest("Les transferts ne sont pas ouverts sur ce compte.")
-        fee = terms.fee(amount, currency)
-        _check_bounds(amount, fee, currency)
-        row = _row(caller, body, beneficiary, amount, fee, runtime.clock.now())
+        quote = await self.quote(session, caller, body)
+        beneficiary, merchant = quote.beneficiary, quote.merchant
+        amount = quote.amount
+        row = _row(caller, body, beneficiary, amount, quote.fee, runtime.clock.now())
         if merchant is None:  # no cap and no approval applies
             paid = await self._paid_at_once(session, runtime, caller, row)
             if paid is not None:
@@ -220,6 +235,20 @@ class PayoutService:
                 return payout, True
         await self._initiate(session, runtime, payout)
         return payout, True
+
+    async def quote(self, session: AsyncSession, caller: Caller, body: PayoutCreate) -> Quote:
+        """What `create` would send, to whom and at what fee, refused as `create` refuses
+        it before writing anything (payout account, operator, terms, bounds): nothing is
+        written."""
+        beneficiary, merchant = await self._beneficiary(session, caller, body)
+        currency = beneficiary.mode.currency
+        amount = to_minor(body.amount, currency)
+        terms = await read_terms(session, caller.merchant_id, PAYOUT)
+        if terms.disabled:
+            raise InvalidRequest("Les transferts ne sont pas ouverts sur ce compte.")
+        fee = terms.fee(amount, currency)
+        _check_bounds(amount, fee, currency)
+        return Quote(beneficiary, merchant, amount, fee)
 
     async def _record(self, session: AsyncSession, row: dict[str, Any]) -> Payout | None:
         """Inserts the payout `row` describes, pending; None when its `external_id` is
@@ -314,11 +343,7 @@ class PayoutService:
         return beneficiary, merchant
 
     async def _check_caps(self, session: AsyncSession, merchant: Merchant, payout: Payout) -> None:
-        if merchant.limit_per_payout is not None and payout.amount > merchant.limit_per_payout:
-            raise PayoutLimitExceeded(
-                f"Le montant dépasse le plafond par transfert vers un tiers "
-                f"({format_major(merchant.limit_per_payout, payout.currency)})."
-            )
+        check_per_payout(merchant, payout.amount, payout.currency)
         if merchant.limit_daily is None:
             return
         # Counts this payout (inserted above) and every other third-party payout of the

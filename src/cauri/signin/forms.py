@@ -100,6 +100,12 @@ def pager(request: Request, page: Page, total: int) -> Pager:
     )
 
 
+def given(**values: object) -> dict[str, object]:
+    """A request body from a form's values: a field left empty (None) is left out, as an
+    API client leaves out a field it does not give."""
+    return {name: value for name, value in values.items() if value is not None}
+
+
 async def posted(request: Request) -> dict[str, str]:
     """The form's text fields, trimmed; the CSRF token (already checked) left out. A NUL,
     which PostgreSQL cannot store, is refused before any action reads the field."""

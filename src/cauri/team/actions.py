@@ -3,16 +3,15 @@ rule written twice), each audited with the member as its actor."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from decimal import Decimal
-from functools import partial
-from typing import TypeVar
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
 from cauri.audit.log import audited
-from cauri.kit.errors import Conflict, InvalidRequest, NotFound
+from cauri.kit.errors import Conflict, NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.merchants.auth import Caller
 from cauri.models import Refund, User
@@ -26,9 +25,6 @@ from cauri.runtime import Runtime
 
 REFUND_PAYMENT = "payment.refund"
 T = TypeVar("T")
-_REASON_MAX = 255
-# What RefundCreate's amount admits (15 digits).
-_AMOUNT_LIMIT = Decimal(10) ** 15
 
 
 async def refund(
@@ -37,30 +33,26 @@ async def refund(
     actor: Actor,
     caller: Caller,
     payment_reference: str,
-    *,
-    amount: Decimal | None,
-    reason: str | None,
+    fields: Mapping[str, Any],
 ) -> Refund:
-    """As `POST /payments/{reference}/refund`: `amount` in major units, as the API's; None
-    refunds all that remains."""
-    if amount is not None and not 0 < amount < _AMOUNT_LIMIT:
-        raise InvalidRequest.field("amount", "Le montant doit être positif.")
-    if reason is not None and len(reason) > _REASON_MAX:
-        raise InvalidRequest.field("reason", f"Le motif tient en {_REASON_MAX} caractères.")
+    """As `POST /payments/{reference}/refund` with `fields` as its body (its rules, its
+    refusals): no amount refunds all that remains."""
+    body = RefundCreate.of(fields)
     payment = await payments.get(session, caller, payment_reference)
 
     async def state() -> dict[str, object]:
-        await session.refresh(payment)
         return {"status": payment.status, "amount_refunded": payment.amount_refunded}
 
     async def change() -> Refund:
-        body = RefundCreate(amount=amount, reason=reason)
         made, _ = await refunds.create(session, runtime, caller, str(payment.id), body)
+        await session.refresh(payment)
         return made
 
     resource = ("payment", str(payment.id))
     now = runtime.clock.now()
-    return await audited(session, actor, REFUND_PAYMENT, resource, state, change, reason, at=now)
+    return await audited(
+        session, actor, REFUND_PAYMENT, resource, state, change, body.reason, at=now
+    )
 
 
 # --- the team ---------------------------------------------------------------------------
@@ -78,11 +70,30 @@ async def _on_team(
     merchant_id: str,
     action: str,
     change: Callable[[], Awaitable[T]],
+    concerned: Callable[[T], uuid.UUID] | None = None,
 ) -> T:
-    """A change of the team, audited with the team before and after."""
+    """A change of the team, audited with the team before and after. `concerned` names the
+    member whose sign-in the change hands over (an invitation, a link): the entry's after
+    carries their `id`, as the staff's own do, for the rules of two-person approvals
+    (cauri.audit.approvers)."""
+    done: list[T] = []
+
+    async def team() -> dict[str, Any]:
+        row = await accounts.team_row(session, merchant_id)
+        if done and concerned is not None:
+            row["id"] = str(concerned(done[0]))
+        return row
+
+    async def changed() -> T:
+        done.append(await change())
+        return done[0]
+
     resource = ("merchant", merchant_id)
-    team = partial(accounts.team_row, session, merchant_id)
-    return await audited(session, actor, action, resource, team, change, at=runtime.clock.now())
+    return await audited(session, actor, action, resource, team, changed, at=runtime.clock.now())
+
+
+def _linked(issued: IssuedLink) -> uuid.UUID:
+    return issued.account.id
 
 
 async def _member(session: AsyncSession, merchant_id: str, account_id: str) -> User:
@@ -121,7 +132,7 @@ async def invite(
             session, merchant_id, email=email, role=role, now=runtime.clock.now()
         )
 
-    return await _on_team(session, runtime, actor, merchant_id, INVITE, create)
+    return await _on_team(session, runtime, actor, merchant_id, INVITE, create, _linked)
 
 
 async def set_role(
@@ -170,4 +181,4 @@ async def link(
         member = await _member(session, merchant_id, account_id)
         return await accounts.issue_link(session, member, runtime.clock.now())
 
-    return await _on_team(session, runtime, actor, merchant_id, LINK, issue)
+    return await _on_team(session, runtime, actor, merchant_id, LINK, issue, _linked)

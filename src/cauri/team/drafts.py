@@ -1,0 +1,247 @@
+"""Payouts asked for on the dashboard, with maker-checker inside the merchant's team.
+
+A live payout above the amount the owner set (`Merchant.team_approval_above`) is a draft:
+not a payout of the API, not debited, not counted in any cap, until a second member of the
+team who moves money approves it. Approved, it becomes an ordinary payout through
+`payouts.create`, with the draft's reference as its `external_id` (so that the draft finds
+its payout, and an approval repeated makes one payout), and the platform's own approval may
+still hold it. The two people follow the platform's rules of two-person money actions
+(cauri.audit.approvers): two different members, neither of whom invited the other or gave
+them a sign-in link in the last 24 hours. Test payouts, and live ones at or below the
+threshold, are payouts at once. Every step is audited with the member as its actor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.audit import approvers
+from cauri.audit.actor import Actor
+from cauri.audit.log import audited, record
+from cauri.kit.errors import Conflict, InvalidRequest, NotFound
+from cauri.kit.ids import prefixed
+from cauri.kit.money import EXPONENT, format_major, to_minor
+from cauri.kit.phone import mask
+from cauri.merchants.auth import Caller
+from cauri.models import Merchant, Payout, PayoutDraft
+from cauri.payouts.schemas import PayoutCreate, payout_object
+from cauri.payouts.service import Quote, check_per_payout, payouts
+from cauri.runtime import Runtime
+
+CREATE_PAYOUT = "payout.create"
+CREATE = "payout_draft.create"
+APPROVE = "payout_draft.approve"
+REJECT = "payout_draft.reject"
+CANCEL = "payout_draft.cancel"
+SET_THRESHOLD = "team.payout_threshold"
+
+AWAITING, APPROVED, REJECTED, CANCELLED = "awaiting", "approved", "rejected", "cancelled"
+_THRESHOLD = "team_approval_above"
+# What a merchant's amounts admit (15 digits, as the API's).
+_AMOUNT_LIMIT = Decimal(10) ** 15
+
+
+async def ask(
+    session: AsyncSession, runtime: Runtime, actor: Actor, caller: Caller, body: PayoutCreate
+) -> Payout | PayoutDraft:
+    """The payout, or its draft when the team's second approval is needed."""
+    merchant = await session.get(Merchant, caller.merchant_id)
+    threshold = merchant.team_approval_above if merchant and caller.livemode else None
+    if threshold is not None:
+        quote = await payouts.quote(session, caller, body)
+        if quote.amount > threshold:
+            if quote.merchant is not None:  # a refusal known now is said now
+                check_per_payout(quote.merchant, quote.amount, quote.beneficiary.mode.currency)
+            return await _draft(session, runtime, actor, caller, body, quote)
+    return await _pay(session, runtime, actor, caller, body)
+
+
+async def _pay(
+    session: AsyncSession, runtime: Runtime, actor: Actor, caller: Caller, body: PayoutCreate
+) -> Payout:
+    payout, _ = await payouts.create(session, runtime, caller, body)
+    await record(
+        session,
+        actor,
+        CREATE_PAYOUT,
+        "payout",
+        payout.reference,
+        None,
+        payout_object(payout),
+        body.reason,
+        at=runtime.clock.now(),
+    )
+    return payout
+
+
+async def _draft(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    caller: Caller,
+    body: PayoutCreate,
+    quote: Quote,
+) -> PayoutDraft:
+    assert actor.staff_account_id is not None  # a member always has an account
+    draft = PayoutDraft(
+        reference=prefixed("pdr"),
+        merchant_id=caller.merchant_id,
+        # The amount is the row's (a JSON text would not be the API's JSON number).
+        request=body.model_dump(mode="json", exclude_none=True, exclude={"amount"}),
+        amount=quote.amount,
+        fee_amount=quote.fee,
+        currency=quote.beneficiary.mode.currency,
+        operator=quote.beneficiary.mode.operator,
+        phone_number=quote.beneficiary.phone_number,
+        third_party=quote.beneficiary.third_party,
+        status=AWAITING,
+        created_by=actor.staff_account_id,
+        created_by_email=actor.name,
+        created_at=runtime.clock.now(),
+    )
+    session.add(draft)
+    await session.flush()
+    after = draft_row(draft)
+    await record(
+        session, actor, CREATE, "payout_draft", draft.reference, None, after, at=draft.created_at
+    )
+    return draft
+
+
+def draft_row(draft: PayoutDraft) -> dict[str, Any]:
+    """A draft as the audit log shows it (the beneficiary's number masked, as a payout's)."""
+    return {
+        "reference": draft.reference,
+        "status": draft.status,
+        "amount": format_major(draft.amount, draft.currency),
+        "fee_amount": format_major(draft.fee_amount, draft.currency),
+        "currency": draft.currency,
+        "operator": draft.operator,
+        "phone_number": mask(draft.phone_number),
+        "created_by": draft.created_by_email,
+        "decided_by": draft.decided_by_email,
+    }
+
+
+async def _awaiting(session: AsyncSession, merchant_id: str, reference: str) -> PayoutDraft:
+    """The merchant's draft, locked (approvals of one draft are decided one at a time);
+    another merchant's is as unknown as none."""
+    draft = await session.get(PayoutDraft, reference, with_for_update=True)
+    if draft is None or draft.merchant_id != merchant_id:
+        raise NotFound(f"Brouillon de transfert introuvable : {reference}.")
+    if draft.status != AWAITING:
+        raise Conflict(f"Le brouillon {reference} n'attend plus d'approbation.")
+    return draft
+
+
+async def _decide(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    merchant_id: str,
+    reference: str,
+    action: str,
+    status: str,
+) -> PayoutDraft:
+    draft = await _awaiting(session, merchant_id, reference)
+
+    async def state() -> dict[str, Any]:
+        return draft_row(draft)
+
+    async def change() -> PayoutDraft:
+        draft.status = status
+        draft.decided_by = actor.staff_account_id
+        draft.decided_by_email = actor.name
+        draft.decided_at = runtime.clock.now()
+        return draft
+
+    resource = ("payout_draft", reference)
+    return await audited(session, actor, action, resource, state, change, at=runtime.clock.now())
+
+
+async def approve(
+    session: AsyncSession, runtime: Runtime, actor: Actor, caller: Caller, reference: str
+) -> Payout:
+    """The second member's approval: the draft becomes its payout, or stays a draft when
+    the payout is refused before anything is written (the balance no longer covers it, a
+    cap would be passed); an operator's refusal is a failed payout, as through the API."""
+    draft = await _awaiting(session, caller.merchant_id, reference)
+    maker = Actor.member(draft.created_by_email, draft.created_by)
+    await approvers.check_second(session, maker, actor, runtime.clock.now())
+    await _decide(session, runtime, actor, caller.merchant_id, reference, APPROVE, APPROVED)
+    amount = Decimal(draft.amount).scaleb(-EXPONENT[draft.currency])
+    body = PayoutCreate.model_validate(
+        draft.request | {"amount": amount, "external_id": draft.reference}
+    )
+    return await _pay(session, runtime, actor, caller, body)
+
+
+async def reject(
+    session: AsyncSession, runtime: Runtime, actor: Actor, merchant_id: str, reference: str
+) -> PayoutDraft:
+    """Refused by a member who moves money: it never becomes a payout."""
+    return await _decide(session, runtime, actor, merchant_id, reference, REJECT, REJECTED)
+
+
+async def cancel(
+    session: AsyncSession, runtime: Runtime, actor: Actor, merchant_id: str, reference: str
+) -> PayoutDraft:
+    """Withdrawn by the member who asked for it (nobody else)."""
+    draft = await _awaiting(session, merchant_id, reference)
+    if draft.created_by != actor.staff_account_id:
+        raise Conflict("Seul le membre qui a demandé ce transfert peut l'annuler.")
+    return await _decide(session, runtime, actor, merchant_id, reference, CANCEL, CANCELLED)
+
+
+async def awaiting(session: AsyncSession, merchant_id: str) -> Sequence[PayoutDraft]:
+    """The merchant's drafts awaiting a second approval, oldest first."""
+    statement = (
+        select(PayoutDraft)
+        .where(PayoutDraft.merchant_id == merchant_id, PayoutDraft.status == AWAITING)
+        .order_by(PayoutDraft.created_at, PayoutDraft.reference)
+    )
+    return (await session.scalars(statement)).all()
+
+
+async def count_awaiting(session: AsyncSession, merchant_id: str) -> int:
+    statement = select(func.count()).where(
+        PayoutDraft.merchant_id == merchant_id, PayoutDraft.status == AWAITING
+    )
+    return int(await session.scalar(statement) or 0)
+
+
+async def set_threshold(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    merchant_id: str,
+    amount: Decimal | None,
+) -> Merchant:
+    """The owner's threshold, in major units of XOF/XAF (the merchant's limits' unit);
+    empty: no second approval."""
+    merchant = await session.get(Merchant, merchant_id, with_for_update=True)
+    assert merchant is not None  # the member's own merchant
+    value = None if amount is None else _threshold(amount)
+
+    async def state() -> dict[str, Any]:
+        return {"team_approval_above": merchant.team_approval_above}
+
+    async def change() -> Merchant:
+        merchant.team_approval_above = value
+        return merchant
+
+    resource = ("merchant", merchant_id)
+    return await audited(
+        session, actor, SET_THRESHOLD, resource, state, change, at=runtime.clock.now()
+    )
+
+
+def _threshold(amount: Decimal) -> int:
+    if not 0 < amount < _AMOUNT_LIMIT:
+        raise InvalidRequest.field(_THRESHOLD, "Le seuil est un montant positif.")
+    return to_minor(amount, "XOF", field=_THRESHOLD)
