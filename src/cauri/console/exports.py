@@ -14,16 +14,16 @@ import re
 from collections.abc import AsyncIterator, Callable
 
 from fastapi import Request, Response
-from fastapi.responses import StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.console.acting import actor
 from cauri.console.auth import Staff
 from cauri.console.pages import Pages
-from cauri.console.rendering import closing_after, render
+from cauri.console.rendering import render
 from cauri.http import RuntimeDep
 from cauri.kit.db import unit_of_work
 from cauri.kit.errors import InvalidRequest, NotFound
+from cauri.signin.downloads import csv_file
 from cauri.signin.forms import Form
 from cauri.staff import actions, exports
 from cauri.staff.exports import ExportFilter
@@ -85,8 +85,4 @@ async def download(request: Request, staff: Staff, runtime: RuntimeDep) -> Respo
     parts = ("cauri", *(form.values[name] for name in FIELDS))
     # Only what a file name and the header hold as they are (a timestamp's `:` and `+` not).
     name = _UNSAFE.sub("_", "-".join(part for part in parts if part))
-    return StreamingResponse(
-        closing_after(session, lines, first),
-        media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{name}.csv"'},
-    )
+    return csv_file(session, lines, name, first)

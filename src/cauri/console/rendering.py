@@ -4,14 +4,13 @@ CSRF token; every response, errors and redirects included, carries the security 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fastapi import Request, Response
 from fastapi.templating import Jinja2Templates
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri import signin
 from cauri.console.security import PREFIX
@@ -78,18 +77,3 @@ def render(
 
 
 ConsoleRoute = page_route(CONSOLE, render)
-
-
-async def closing_after(
-    session: AsyncSession, lines: AsyncIterator[str], *first: str
-) -> AsyncIterator[str]:
-    """A download's lines (`first`, already read, then `lines`), read in a session of its own
-    (the request's has ended when the body is sent), closed when the stream ends or is
-    abandoned."""
-    try:
-        for line in first:
-            yield line
-        async for line in lines:
-            yield line
-    finally:
-        await session.close()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -43,6 +44,7 @@ from cauri.merchants.service import merchants as merchant_service
 from cauri.models import LedgerTransaction, Merchant, Payment, Payout, Refund
 
 BATCH = 500
+_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 
 COLUMNS = (
     "reference",
@@ -115,10 +117,13 @@ def _text(value: Any) -> str:
     if isinstance(value, datetime):
         return value.isoformat()
     text = str(value)
+    if _NUMBER.fullmatch(text):  # a debit's amount is negative, not a formula
+        return text
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
-def _line(cells: Sequence[Any]) -> str:
+def csv_line(cells: Sequence[Any]) -> str:
+    """One line of a CSV file, each cell as text (a formula-like text made inert)."""
     out = io.StringIO()
     csv.writer(out).writerow([_text(cell) for cell in cells])
     return out.getvalue()
@@ -130,11 +135,11 @@ async def _stream(
     columns: Sequence[str],
     cells: Callable[[Any], Sequence[Any]],
 ) -> AsyncIterator[str]:
-    yield _line(columns)
+    yield csv_line(columns)
     result = await session.stream(statement.execution_options(yield_per=BATCH))
     async for batch in result.partitions():
         for row in batch:
-            yield _line(cells(row))
+            yield csv_line(cells(row))
 
 
 def _money(minor: int, currency: str) -> str:

@@ -1,0 +1,182 @@
+"""What moved a merchant's available balance, one line per ledger transaction that touched
+it, read from the ledger so that the lines add up to it: the lines of the dashboard's monthly
+statements (issue 26) and of the balance transactions of the finance issue (28).
+
+A line's `type` is its ledger transaction's kind (`payment`, `plan_release`, `topup`,
+`payout`, `payout_reversal`, `refund`, `refund_reversal`, …); `net` is what the balance
+received (negative: what it gave); `fee` is the platform's commission taken from the merchant
+in that transaction (its `fees` posting, except on a payment whose customer paid the fee on
+top, which took nothing from the merchant); `amount` = `net` + `fee`, so that `net` =
+`amount` − `fee` as in Stripe's balance transactions; `source` is the reference of the
+payment, plan, payout or refund (a top-up's: its reason). Months are in UTC.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import Select, and_, case, cast, exists, func, select
+from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from cauri.kit.errors import InvalidRequest
+from cauri.ledger import accounts
+from cauri.ledger.movements import Movement
+from cauri.models import LedgerPosting, LedgerTransaction, Payment
+
+
+@dataclass(frozen=True)
+class Line:
+    type: str
+    source: str | None
+    amount: int
+    fee: int
+    net: int
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Month:
+    """A calendar month in UTC: `[start, end)`."""
+
+    start: datetime
+    end: datetime
+
+    @classmethod
+    def parse(cls, text: str, field: str = "month") -> Month:
+        """`2026-11`; refused (422 on `field`) otherwise."""
+        try:
+            start = datetime.strptime(text, "%Y-%m").replace(tzinfo=UTC)
+        except ValueError:
+            raise InvalidRequest.field(field, f"Mois invalide : {text} (AAAA-MM).") from None
+        return cls(start, _month_after(start, 1))
+
+    @classmethod
+    def of(cls, moment: datetime) -> Month:
+        start = moment.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+        return cls(start, _month_after(start, 1))
+
+    @property
+    def name(self) -> str:
+        return self.start.strftime("%Y-%m")
+
+    def previous(self) -> Month:
+        return Month(_month_after(self.start, -1), self.start)
+
+    def next(self) -> Month:
+        return Month(self.end, _month_after(self.end, 1))
+
+
+@dataclass(frozen=True)
+class Total:
+    """A type's lines of a statement, added up."""
+
+    type: str
+    count: int
+    amount: int
+    fee: int
+    net: int
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A month of the balance in one currency: `closing` = `opening` + every line's net."""
+
+    currency: str
+    month: Month
+    opening: int
+    totals: list[Total]
+
+    @property
+    def fees(self) -> int:
+        return sum(total.fee for total in self.totals)
+
+    @property
+    def closing(self) -> int:
+        return self.opening + sum(total.net for total in self.totals)
+
+
+def _month_after(start: datetime, months: int) -> datetime:
+    """The first of the month `months` after the month of `start` (which is a first)."""
+    year, index = divmod(start.year * 12 + start.month - 1 + months, 12)
+    return start.replace(year=year, month=index + 1)
+
+
+# type, source, net, fee, created_at, transaction id
+_Rows = Select[tuple[str, str | None, int, int, datetime, int]]
+
+
+def _lines(merchant_id: str, livemode: bool, currency: str) -> _Rows:
+    """Every line of the balance, as `_Rows`."""
+    own = accounts.merchant_available(merchant_id, livemode, currency).code
+    fees = accounts.platform("fees", livemode, currency).code
+    commission = aliased(LedgerPosting)
+    posted_fee = (
+        select(func.coalesce(func.sum(commission.amount), 0))
+        .where(commission.transaction_id == LedgerTransaction.id, commission.account == fees)
+        .scalar_subquery()
+    )
+    customer_paid_it = exists().where(
+        Payment.id == cast(LedgerTransaction.reference, UUID(as_uuid=True)),
+        Payment.fee_bearer == "customer",
+    )
+    fee = case(
+        (and_(LedgerTransaction.kind == Movement.COLLECTED.value, customer_paid_it), 0),
+        else_=posted_fee,
+    )
+    return (
+        select(
+            LedgerTransaction.kind.label("type"),
+            LedgerTransaction.reference.label("source"),
+            LedgerPosting.amount.label("net"),
+            fee.label("fee"),
+            LedgerTransaction.created_at,
+            LedgerTransaction.id,
+        )
+        .join(LedgerTransaction, LedgerTransaction.id == LedgerPosting.transaction_id)
+        .where(LedgerPosting.account == own)
+    )
+
+
+def _within(statement: _Rows, month: Month) -> _Rows:
+    return statement.where(
+        LedgerTransaction.created_at >= month.start, LedgerTransaction.created_at < month.end
+    )
+
+
+async def statement(
+    session: AsyncSession, merchant_id: str, livemode: bool, currency: str, month: Month
+) -> Statement:
+    """The month's opening balance and its lines added up by type."""
+    own = accounts.merchant_available(merchant_id, livemode, currency).code
+    before = (
+        select(func.coalesce(func.sum(LedgerPosting.amount), 0))
+        .join(LedgerTransaction, LedgerTransaction.id == LedgerPosting.transaction_id)
+        .where(LedgerPosting.account == own, LedgerTransaction.created_at < month.start)
+    )
+    opening = int(await session.scalar(before) or 0)
+    lines = _within(_lines(merchant_id, livemode, currency), month).subquery()
+    grouped = (
+        select(lines.c.type, func.count(), func.sum(lines.c.net), func.sum(lines.c.fee))
+        .group_by(lines.c.type)
+        .order_by(lines.c.type)
+    )
+    totals = [
+        Total(kind, count, int(net) + int(fee), int(fee), int(net))
+        for kind, count, net, fee in await session.execute(grouped)
+    ]
+    return Statement(currency, month, opening, totals)
+
+
+async def stream(
+    session: AsyncSession, merchant_id: str, livemode: bool, currency: str, month: Month
+) -> AsyncIterator[Line]:
+    """The month's lines in the order the ledger wrote them, read as they are sent."""
+    ordered = _within(_lines(merchant_id, livemode, currency), month).order_by(LedgerTransaction.id)
+    result = await session.stream(ordered.execution_options(yield_per=1000))
+    async for row in result:
+        net, fee = int(row.net), int(row.fee)
+        yield Line(row.type, row.source, net + fee, fee, net, row.created_at)
