@@ -17,8 +17,8 @@ from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError
 from cauri.signin.forms import Form, pager
 from cauri.staff import actions, deliveries
-from cauri.staff.overview import FAILING_WINDOW
 from cauri.staff.roles import Permission, allows
+from cauri.webhooks.failing import FAILING_WINDOW
 
 PATH = "/deliveries"
 PER_PAGE = 25

@@ -7,10 +7,25 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
+from cauri.audit.log import record
 from cauri.dashboard.auth import SignedIn
+from cauri.kit.db import unit_of_work
 from cauri.kit.errors import MerchantInactive
 from cauri.merchants.auth import Caller
 from cauri.merchants.service import merchants
+from cauri.runtime import Runtime
+
+EXPORT = "dashboard.export"
+
+
+async def record_export(runtime: Runtime, member: SignedIn, asked: dict[str, object]) -> None:
+    """A file taken out of the dashboard, audited (in a transaction of its own, before the
+    file streams): what was asked for."""
+    async with unit_of_work(runtime.sessionmaker) as session:
+        now = runtime.clock.now()
+        await record(
+            session, actor(member), EXPORT, "merchant", member.merchant_id, None, asked, at=now
+        )
 
 
 def actor(member: SignedIn) -> Actor:

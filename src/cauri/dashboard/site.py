@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from cauri.dashboard import developers, home, payouts, resources, team
+from cauri.dashboard import (
+    developers,
+    exports,
+    home,
+    links,
+    payouts,
+    resources,
+    statements,
+    team,
+    team_log,
+)
 from cauri.dashboard.rendering import DashboardRoute, render
 from cauri.signin.doors import DASHBOARD
 from cauri.signin.site import mount
@@ -18,7 +28,17 @@ def install(app: FastAPI) -> None:
         render,
         DashboardRoute,
         # payouts before resources: `/payouts/new` is not a payout's reference.
-        [home.router, payouts.router, resources.router, developers.router, team.router],
+        [
+            home.router,
+            payouts.router,
+            resources.router,
+            developers.router,
+            team.router,
+            team_log.router,
+            statements.router,
+            links.router,
+            exports.router,
+        ],
         stylesheet_path="/static/dashboard.css",
         missing="Cette page du tableau de bord n'existe pas.",
     )

@@ -15,8 +15,8 @@ from cauri.kit.ids import parse_uuid
 from cauri.kit.pagination import Page, paginate
 from cauri.models import WebhookAttempt, WebhookDelivery
 from cauri.staff.details import Delivered
-from cauri.staff.overview import FAILING_WINDOW, FailingEndpoint
-from cauri.staff.overview import failing_endpoints as _endpoints
+from cauri.webhooks.failing import FAILING_WINDOW, FailingEndpoint
+from cauri.webhooks.failing import failing_endpoints as _endpoints
 
 
 async def failing_endpoints(session: AsyncSession, now: datetime) -> list[FailingEndpoint]:

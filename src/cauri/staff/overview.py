@@ -49,13 +49,13 @@ from cauri.calls.requests import Action
 from cauri.connectors.registry import SIMULATOR
 from cauri.connectors.service import connectors
 from cauri.kit.pagination import Page, paginate
-from cauri.models import OperatorOperation, Payment, Payout, WebhookDelivery, WebhookEndpoint
+from cauri.models import OperatorOperation, Payment, Payout
 from cauri.models.payouts import APPROVAL_REQUIRED
 from cauri.operators.catalogue import CATALOGUE
 from cauri.runtime import Runtime
+from cauri.webhooks.failing import FailingEndpoint, failing_endpoints
 
 STUCK_AFTER = timedelta(hours=1)
-FAILING_WINDOW = timedelta(hours=24)
 LISTED = 50
 
 _CARDS = [mode.operator for mode in CATALOGUE if mode.is_card]
@@ -93,17 +93,6 @@ class Traffic:
 class Listed(Generic[Row]):
     rows: Sequence[Row]  # at most LISTED, oldest first
     total: int
-
-
-@dataclass(frozen=True)
-class FailingEndpoint:
-    merchant_id: str
-    livemode: bool
-    url: str
-    exhausted: int  # deliveries that gave up (`failed`)
-    retrying: int  # pending, their attempts so far failed
-    last_created_at: datetime
-    breaker_open_until: datetime | None  # the endpoint's circuit breaker, while open
 
 
 @dataclass(frozen=True)
@@ -203,44 +192,6 @@ async def _stuck(
     )
     order = (Payment.created_at.asc(), Payment.id.asc())
     return Listed(*await paginate(session, Payment, stuck, order, Page(1, LISTED)))
-
-
-async def failing_endpoints(session: AsyncSession, now: datetime) -> list[FailingEndpoint]:
-    exhausted = WebhookDelivery.status == "failed"
-    retrying = and_(WebhookDelivery.status == "pending", WebhookDelivery.attempts > 0)
-    breaker = case(
-        (
-            and_(WebhookEndpoint.url == WebhookDelivery.url, WebhookEndpoint.open_until > now),
-            WebhookEndpoint.open_until,
-        )
-    )
-    rows = await session.execute(
-        select(
-            WebhookDelivery.merchant_id,
-            WebhookDelivery.livemode,
-            WebhookDelivery.url,
-            func.count().filter(exhausted),
-            func.count().filter(retrying),
-            func.max(WebhookDelivery.created_at),
-            func.max(breaker),
-        )
-        .outerjoin(
-            WebhookEndpoint,
-            and_(
-                WebhookEndpoint.merchant_id == WebhookDelivery.merchant_id,
-                WebhookEndpoint.livemode == WebhookDelivery.livemode,
-            ),
-        )
-        .where(WebhookDelivery.created_at >= now - FAILING_WINDOW, or_(exhausted, retrying))
-        .group_by(WebhookDelivery.merchant_id, WebhookDelivery.livemode, WebhookDelivery.url)
-        .order_by(
-            func.count().filter(exhausted).desc(),
-            func.count().filter(retrying).desc(),
-            WebhookDelivery.merchant_id,
-        )
-        .limit(LISTED)
-    )
-    return [FailingEndpoint(*row) for row in rows]
 
 
 async def route_states(session: AsyncSession, runtime: Runtime) -> list[RouteState]:
