@@ -24,6 +24,7 @@ from cauri.kit.access import AccessMiddleware, HttpMetrics
 from cauri.kit.body_limit import BodyLimitMiddleware
 from cauri.kit.logging import configure as configure_logging
 from cauri.kit.ratelimit import RateLimitMiddleware
+from cauri.merchants import api_errors
 from cauri.openapi import document as openapi_document
 from cauri.openapi import page as openapi_page
 from cauri.payments.endpoints import router as payments_router
@@ -94,7 +95,7 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
     app.include_router(health_router)
     console.install(app)
     dashboard.install(app)
-    error_handlers.install(app)
+    error_handlers.install(app, api_errors.record)
     openapi_document.install(app)
     openapi_page.install(app, f"{API_PREFIX}/docs", OPENAPI_URL)
     # Outermost last. The body limit runs after the rate limit (a flood of large bodies is

@@ -1,7 +1,8 @@
 """The developers' page of each environment: the API keys (by their hint; a new one shown
 once), made, rotated with a grace period and revoked; the webhook endpoint (its address, its
 signing secret rotated and shown once, a test event) and the log of its deliveries, each
-resent at will. Every change goes through the staff's own audited actions, with the member
+resent at will; the API's last refusals of the account's requests (what, never a body).
+Every change goes through the staff's own audited actions, with the member
 as actor. Test keys are the developers' and owners'; live keys the owners' alone; nothing
 live changes while the merchant is not active."""
 
@@ -23,6 +24,7 @@ from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError, InvalidRequest, NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.kit.pagination import Page
+from cauri.merchants import api_errors
 from cauri.merchants.auth import Caller
 from cauri.merchants.keys import GRACES
 from cauri.models import ApiKey, WebhookDelivery
@@ -33,6 +35,7 @@ from cauri.webhooks import service as webhooks
 
 # The log's last deliveries shown (the API's `GET /webhooks/deliveries` pages them all).
 DELIVERIES = 20
+API_ERRORS = 20
 
 router = APIRouter(route_class=DashboardRoute, include_in_schema=False)
 Developer = Annotated[SignedIn, Depends(require(Permission.DEVELOP))]
@@ -79,6 +82,7 @@ async def _page(
         "graces": GRACES,
         "endpoint": await webhooks.endpoint(session, yours),
         "deliveries": deliveries,
+        "api_errors": await api_errors.latest(session, member.merchant_id, livemode, API_ERRORS),
         "refusal": refusal,
         "new_key": shown.new_key,
         "new_secret": shown.new_secret,

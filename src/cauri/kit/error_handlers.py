@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 import structlog
@@ -64,16 +64,27 @@ async def crashed(scope: Scope, receive: Receive, send: Send, exc: Exception) ->
     await render(ServerError())(scope, receive, send)
 
 
-def install(app: FastAPI) -> None:
-    async def cauri_error(_: Request, exc: Exception) -> JSONResponse:
+Observer = Callable[[Request, CauriError], Awaitable[None]]
+
+
+def install(app: FastAPI, observe: Observer | None = None) -> None:
+    """The API's refusals as envelopes; `observe` sees each one (an account's are kept for
+    its developers: cauri.merchants.api_errors)."""
+
+    async def answer(request: Request, error: CauriError) -> JSONResponse:
+        if observe is not None:
+            await observe(request, error)
+        return render(error)
+
+    async def cauri_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, CauriError)
-        return render(exc)
+        return await answer(request, exc)
 
-    async def invalid(_: Request, exc: Exception) -> JSONResponse:
+    async def invalid(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return render(validation_error(exc))
+        return await answer(request, validation_error(exc))
 
-    async def http_error(_: Request, exc: Exception) -> JSONResponse:
+    async def http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, HTTPException)
         error: CauriError
         if exc.status_code == 404:
@@ -84,7 +95,7 @@ def install(app: FastAPI) -> None:
             error = InvalidRequest("La requête est mal formée.")
         else:
             error = ServerError()
-        response = render(error)
+        response = await answer(request, error)
         if exc.headers:
             response.headers.update(exc.headers)
         return response

@@ -43,7 +43,7 @@ _CALLER_AND_TERMS = Prepared(
 
 async def authenticate(request: Request, session: SessionDep, runtime: RuntimeDep) -> Caller:
     digest = keys.digest(_presented_key(request))
-    return _checked(await _CALLER.fetchrow(session, {"digest": digest}), runtime)
+    return _checked(await _CALLER.fetchrow(session, {"digest": digest}), runtime, request)
 
 
 async def authenticate_payment(
@@ -54,22 +54,22 @@ async def authenticate_payment(
     `contract.read_terms` finds them in the request's session. A body that names no known
     mode: the key alone."""
     digest = keys.digest(_presented_key(request))
-    return await _with_terms(session, runtime, digest, await _named_mode(request))
+    return await _with_terms(request, session, runtime, digest, await _named_mode(request))
 
 
 async def authenticate_payout(request: Request, session: SessionDep, runtime: RuntimeDep) -> Caller:
     """`authenticate`, for a new payout: the payout fee terms are read with the key."""
     digest = keys.digest(_presented_key(request))
-    return await _with_terms(session, runtime, digest, contract.PAYOUT)
+    return await _with_terms(request, session, runtime, digest, contract.PAYOUT)
 
 
 async def _with_terms(
-    session: AsyncSession, runtime: Runtime, digest: str, mode: str | None
+    request: Request, session: AsyncSession, runtime: Runtime, digest: str, mode: str | None
 ) -> Caller:
     if mode is None:
-        return _checked(await _CALLER.fetchrow(session, {"digest": digest}), runtime)
+        return _checked(await _CALLER.fetchrow(session, {"digest": digest}), runtime, request)
     row = await _CALLER_AND_TERMS.fetchrow(session, {"digest": digest, "modes": [mode]})
-    caller = _checked(row, runtime)
+    caller = _checked(row, runtime, request)
     assert row is not None  # _checked refuses an unknown key
     contract.read_ahead(session, caller.merchant_id, contract.parsed_terms([tuple(row)[5:]]))
     return caller
@@ -85,10 +85,13 @@ def _presented_key(request: Request) -> str:
     return key
 
 
-def _checked(row: Sequence[Any] | None, runtime: Runtime) -> Caller:
+def _checked(row: Sequence[Any] | None, runtime: Runtime, request: Request) -> Caller:
     if row is None:
         raise Unauthorized()
     livemode, expires_at, revoked_at, merchant_id, status = tuple(row)[:5]
+    caller = Caller(merchant_id, livemode)
+    # Whose request it is, refused or not: its errors are the account's (api_errors).
+    request.state.caller = caller
     # Read on every request, never cached: a revocation holds on running servers at once.
     if revoked_at is not None:
         raise Unauthorized()
@@ -96,7 +99,7 @@ def _checked(row: Sequence[Any] | None, runtime: Runtime) -> Caller:
         raise KeyExpired()
     if livemode and status != "active":
         raise MerchantInactive()
-    return Caller(merchant_id, livemode)
+    return caller
 
 
 async def _named_mode(request: Request) -> str | None:

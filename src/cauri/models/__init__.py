@@ -8,7 +8,7 @@ from cauri.models.connectors import ConnectorAccount, OperatorRoute
 from cauri.models.events import Event, WebhookEndpoint
 from cauri.models.jobs import Job
 from cauri.models.ledger import LedgerAccount, LedgerPosting, LedgerTransaction
-from cauri.models.merchants import ApiKey, FeeRule, Merchant
+from cauri.models.merchants import ApiError, ApiKey, FeeRule, Merchant
 from cauri.models.operations import OperatorExchange, OperatorOperation
 from cauri.models.payments import Payment
 from cauri.models.payouts import Payout, PayoutApproval, PayoutDraft
@@ -21,6 +21,7 @@ from cauri.models.webhooks import WebhookAttempt, WebhookDelivery
 from cauri.models.workers import WorkerHeartbeat
 
 __all__ = [
+    "ApiError",
     "ApiKey",
     "AuditEntry",
     "Base",

@@ -3,7 +3,18 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import BigInteger, Boolean, CheckConstraint, ForeignKey, Numeric, String, text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    Identity,
+    Index,
+    Integer,
+    Numeric,
+    String,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from cauri.models.base import Base
@@ -64,3 +75,22 @@ class FeeRule(Base):
     fixed_eur: Mapped[int] = mapped_column(BigInteger, server_default="0")
     fixed_usd: Mapped[int] = mapped_column(BigInteger, server_default="0")
     disabled: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+
+
+class ApiError(Base):
+    """A refusal of the API to a request made with one of the merchant's keys: what its
+    developers see on the dashboard (method, route template, status, error code, when;
+    never a body, a header or a path with its references). The latest `KEPT` per account
+    and environment are kept (cauri.merchants.api_errors)."""
+
+    __tablename__ = "api_errors"
+    __table_args__ = (Index("ix_api_errors_latest", "merchant_id", "livemode", "id"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    merchant_id: Mapped[str] = mapped_column(ForeignKey("merchants.id", ondelete="CASCADE"))
+    livemode: Mapped[bool]
+    method: Mapped[str]
+    route: Mapped[str]
+    status: Mapped[int] = mapped_column(Integer)
+    code: Mapped[str]
+    at: Mapped[datetime]
