@@ -17,7 +17,7 @@ from cauri.audit import chain
 from cauri.audit.actor import Actor
 from cauri.kit.pagination import Page, paginate
 from cauri.kit.period import Period
-from cauri.models import AuditEntry
+from cauri.models import AuditEntry, User
 
 REDACTED = "[redacted]"
 T = TypeVar("T")
@@ -39,9 +39,14 @@ class AuditFilter:
     resource_type: str | None = None
     resource_id: str | None = None
     period: Period = field(default_factory=Period)
+    # A merchant's id: only what its team's members did (its dashboard's log).
+    team_of: str | None = None
 
     def conditions(self) -> list[ColumnElement[bool]]:
         found = self.period.conditions(AuditEntry.at)
+        if self.team_of is not None:
+            team = select(User.id).where(User.merchant_id == self.team_of)
+            found += [AuditEntry.actor_kind == "member", AuditEntry.staff_account_id.in_(team)]
         for column, wanted in (
             (AuditEntry.actor_name, self.actor),
             (AuditEntry.action, self.action),

@@ -7,23 +7,19 @@ them); taking it away as a file is an export (`exports`: finance and administrat
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
-
 from fastapi import Request, Response
-from fastapi.responses import StreamingResponse
 
 from cauri.audit.export import csv_lines
 from cauri.audit.log import AuditFilter, search
 from cauri.console.acting import actor
 from cauri.console.auth import SignedIn, Staff
 from cauri.console.pages import Pages
-from cauri.console.rendering import closing_after, render
+from cauri.console.rendering import render
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.db import unit_of_work
 from cauri.models import AuditEntry
+from cauri.signin.audit_entries import Change, shown
+from cauri.signin.downloads import csv_file
 from cauri.signin.forms import Form, Pager, pager
 from cauri.staff import actions
 from cauri.staff.actions import ACTIONS
@@ -34,31 +30,6 @@ PER_PAGE = 25
 FIELDS = ("actor", "action", "resource_type", "resource_id", "from", "to", "page")
 
 pages = Pages()
-
-
-@dataclass(frozen=True)
-class Change:
-    """One field of an entry: its value before and after, as JSON text (None: absent)."""
-
-    name: str
-    before: str | None
-    after: str | None
-
-    @property
-    def changed(self) -> bool:
-        return self.before != self.after
-
-
-def _shown(values: Mapping[str, Any] | None, name: str) -> str | None:
-    if values is None or name not in values:
-        return None
-    return json.dumps(values[name], ensure_ascii=False, sort_keys=True)
-
-
-def changes(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> list[Change]:
-    """Every field either state has, in the order they were recorded."""
-    names = dict.fromkeys([*(before or {}), *(after or {})])
-    return [Change(name, _shown(before, name), _shown(after, name)) for name in names]
 
 
 def _wanted(form: Form) -> AuditFilter:
@@ -97,8 +68,7 @@ async def audit_log(request: Request, staff: Staff, session: SessionDep) -> Resp
     if form.errors:
         return _page(request, staff, form, [], None)
     found, total = await search(session, wanted, page)
-    entries = [(entry, changes(entry.before, entry.after)) for entry in found]
-    return _page(request, staff, form, entries, pager(request, page, total))
+    return _page(request, staff, form, shown(found), pager(request, page, total))
 
 
 @pages.get(PATH + "/export", Permission.EXPORT)
@@ -114,8 +84,4 @@ async def export(request: Request, staff: Staff, runtime: RuntimeDep) -> Respons
             recording, runtime, actor(staff), actions.EXPORT_AUDIT, "audit_log", wanted
         )
     session = runtime.sessionmaker()
-    return StreamingResponse(
-        closing_after(session, csv_lines(session, wanted)),
-        media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": 'attachment; filename="cauri-audit.csv"'},
-    )
+    return csv_file(session, csv_lines(session, wanted), "cauri-audit")

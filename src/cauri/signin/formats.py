@@ -10,6 +10,7 @@ from jinja2 import Environment
 
 from cauri.kit.money import format_amount
 from cauri.kit.wording import status_word
+from cauri.signin.audit_entries import ACTOR_PLACES_FR
 
 
 def format_money(minor: int | None, currency: str) -> str:
@@ -61,10 +62,11 @@ def format_datetime(instant: datetime | None) -> str:
 
 def install(env: Environment) -> None:
     """The filters every page behind a door uses: `amount`, `percent`, `decimal`, `status`,
-    `mode`, `datetime`."""
+    `mode`, `datetime`; the audit entries' `actor_places`."""
     env.filters["amount"] = format_money
     env.filters["percent"] = format_percent
     env.filters["decimal"] = format_decimal
     env.filters["status"] = status_label
     env.filters["mode"] = lambda livemode: "live" if livemode else "test"
     env.filters["datetime"] = format_datetime
+    env.globals["actor_places"] = ACTOR_PLACES_FR
