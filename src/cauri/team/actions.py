@@ -10,11 +10,13 @@ from typing import Any, TypeVar
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
-from cauri.audit.log import audited
+from cauri.audit.log import audited, record
+from cauri.checkout.links import payment_links
+from cauri.checkout.schemas import PaymentLinkCreate, link_object
 from cauri.kit.errors import Conflict, NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.merchants.auth import Caller
-from cauri.models import Refund, User
+from cauri.models import PaymentLink, Refund, User
 from cauri.payments.service import payments
 from cauri.people import accounts
 from cauri.people.accounts import IssuedLink
@@ -53,6 +55,46 @@ async def refund(
     return await audited(
         session, actor, REFUND_PAYMENT, resource, state, change, body.reason, at=now
     )
+
+
+# --- payment links ---
+
+CREATE_LINK = "payment_link.create"
+DEACTIVATE_LINK = "payment_link.deactivate"
+
+
+async def create_link(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    caller: Caller,
+    fields: Mapping[str, Any],
+    base_url: str | None,
+) -> PaymentLink:
+    """As `POST /payment-links` with `fields` as its body."""
+    body = PaymentLinkCreate.of(fields)
+    link, _ = await payment_links.create(session, runtime, caller, body, base_url)
+    after = link_object(link)
+    at = runtime.clock.now()
+    await record(session, actor, CREATE_LINK, "payment_link", link.reference, None, after, at=at)
+    return link
+
+
+async def deactivate_link(
+    session: AsyncSession, runtime: Runtime, actor: Actor, caller: Caller, reference: str
+) -> PaymentLink:
+    """As `POST /payment-links/{reference}/deactivate`."""
+    link = await payment_links.get(session, caller, reference)
+
+    async def state() -> dict[str, object]:
+        return {"active": link.active}
+
+    async def change() -> PaymentLink:
+        return await payment_links.deactivate(session, runtime, caller, reference)
+
+    resource = ("payment_link", link.reference)
+    at = runtime.clock.now()
+    return await audited(session, actor, DEACTIVATE_LINK, resource, state, change, at=at)
 
 
 # --- the team ---------------------------------------------------------------------------
