@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import pyotp
 
 from cauri.runtime import Runtime
-from tests.console.builders import NEW_PASSWORD, ConsoleClient, cli, make_staff
+from tests.console.builders import NEW_PASSWORD, ConsoleClient, cli, make_member, make_staff
 from tests.support import make_merchant, scalar
 
 _SECRET = re.compile(r'id="totp-secret">([A-Z2-7 ]+)<')
@@ -174,3 +174,28 @@ async def test_the_console_invites_an_owner_and_the_staff_reset_one(
         database_url, "merchants", "link-member", merchant.id, "--email", "x@b.example"
     )
     assert unknown.exit_code != 0
+
+
+async def test_a_viewer_may_ask_for_a_second_factor_and_then_signs_in_with_it(
+    dashboard: ConsoleClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    viewer = await make_member(runtime, merchant.id, "v@shop.example")
+    await dashboard.signed_in_as(viewer)
+    home = await dashboard.get("/dashboard/")
+    assert 'id="start-two-factor"' in home.text
+    csrf = await dashboard.csrf_of("/dashboard/")
+    started = await dashboard.post("/dashboard/two-factor/start", {"csrf": csrf})
+    assert started.headers["location"] == "/dashboard/two-factor"
+    found = _SECRET.search((await dashboard.get("/dashboard/two-factor")).text)
+    assert found is not None
+    secret = found.group(1).replace(" ", "")
+    code = pyotp.TOTP(secret).at(dashboard.clock.now())
+    csrf = await dashboard.csrf_of("/dashboard/two-factor")
+    answer = await dashboard.post("/dashboard/two-factor", {"csrf": csrf, "code": code})
+    assert answer.headers["location"] == "/dashboard/"
+    assert 'id="start-two-factor"' not in (await dashboard.get("/dashboard/")).text
+    # The next sign-in asks for a code.
+    other = dashboard.another()
+    async with other:
+        assert (await other.sign_in(viewer)).headers["location"] == "/dashboard/sign-in/code"

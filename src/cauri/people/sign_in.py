@@ -100,6 +100,22 @@ async def with_link(
     return await _open(session, account, ip, now, settings)
 
 
+async def offer_enrollment(
+    session: AsyncSession, current: Current, ip: str, now: datetime, settings: Settings
+) -> Opened:
+    """A signed-in person whose role does not require a second factor asks for one: their
+    session goes back to the enrollment step (a new secret, shown once), and from its first
+    code on every sign-in asks for one. Refused when they already have it."""
+    account = current.account
+    if account.totp_enabled_at is not None:
+        raise Conflict("La double authentification est déjà activée.")
+    secret = totp.new_secret()
+    account.totp_secret = totp.seal(settings.secret_key, account.id, secret)
+    return await sessions.advance(
+        session, current, pending=ENROLL, ip=ip, now=now, settings=settings
+    )
+
+
 def enrollment(account: User, settings: Settings) -> totp.Enrollment:
     """The secret being enrolled, to show (the session's step is `enroll`)."""
     assert account.totp_secret is not None  # set when the step began

@@ -19,7 +19,7 @@ from cauri.people import accounts, sessions
 from cauri.people import sign_in as signing
 from cauri.people.sessions import Current, Opened
 from cauri.runtime import Runtime
-from cauri.signin.auth import checked_csrf, current_session, form_checked, pending
+from cauri.signin.auth import checked_csrf, current_session, form_checked, pending, signed_in
 from cauri.signin.door import Door, client_address
 from cauri.signin.route import Render, redirect
 
@@ -41,6 +41,8 @@ def sign_in_routes(door: Door, render: Render, route_class: type[UnitOfWorkRoute
     CurrentDep = Annotated[Current | None, current_dep]
     TotpStep = Annotated[Current, totp_dep]
     EnrollStep = Annotated[Current, enroll_dep]
+    signed_in_dep: Any = Depends(signed_in(door))
+    SignedInDep = Annotated[Current, signed_in_dep]
 
     def page(
         request: Request, name: str, context: dict[str, Any], status_code: int = 200
@@ -196,6 +198,16 @@ def sign_in_routes(door: Door, render: Render, route_class: type[UnitOfWorkRoute
         except InvalidRequest as invalid:
             account = await accounts.redeem_link(session, door.realm, token, now)
             return welcome_page(request, runtime, account.email, token, invalid.message)
+        return to_step(opened, runtime)
+
+    @router.post("/two-factor/start", dependencies=[csrf_dep])
+    async def start_enrollment(
+        request: Request, session: SessionDep, runtime: RuntimeDep, current: SignedInDep
+    ) -> Response:
+        """A second factor asked for by someone whose role does not require one."""
+        now = runtime.clock.now()
+        ip = client_address(request, runtime.settings)
+        opened = await signing.offer_enrollment(session, current, ip, now, runtime.settings)
         return to_step(opened, runtime)
 
     @router.post("/sign-out", dependencies=[csrf_dep])
