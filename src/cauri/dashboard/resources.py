@@ -63,7 +63,7 @@ async def _search(
         # The team's own customers: any member may find one by the end of the number.
         "may_look_up": True,
     }
-    return render(request, "signin/search.html", context, 422 if form.errors else 200)
+    return render(request, "dashboard/search.html", context, 422 if form.errors else 200)
 
 
 async def _detail(
