@@ -232,6 +232,9 @@ class MerchantService:
         merchant.payout_phone = phone.normalize(phone_number, mode.country_code)
         merchant.payout_operator = mode.operator
         merchant.payout_validated = validated
+        # The staff's decision answers the account the team asked for, if any.
+        merchant.payout_request_phone = merchant.payout_request_operator = None
+        merchant.payout_requested_at = merchant.payout_requested_by = None
         await session.flush()
         return merchant
 

@@ -11,6 +11,7 @@ from sqlalchemy import (
     Identity,
     Index,
     Integer,
+    LargeBinary,
     Numeric,
     String,
     text,
@@ -41,6 +42,17 @@ class Merchant(Base):
     # Set by the merchant's owner on the dashboard: a live payout asked there above it is a
     # draft until a second member approves it (cauri.team.drafts); None: never.
     team_approval_above: Mapped[int | None] = mapped_column(BigInteger)
+    # Set by the team on the dashboard (cauri.team.settings): shown to its customers on the
+    # checkout pages. The logo is a PNG Cauri re-encoded from the image sent.
+    support_email: Mapped[str | None]
+    # Deferred: read by its own route only, never with the row on the hot paths.
+    logo: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
+    logo_updated_at: Mapped[datetime | None]
+    # A payout account the team asked for, until the staff validate it (or another one).
+    payout_request_phone: Mapped[str | None]
+    payout_request_operator: Mapped[str | None]
+    payout_requested_at: Mapped[datetime | None]
+    payout_requested_by: Mapped[str | None]
     # Who pays a payment's fee (`cauri merchants set-fee-bearer`): see Payment.fee_bearer.
     fee_bearer: Mapped[str] = mapped_column(String, server_default="customer")
     created_at: Mapped[datetime]

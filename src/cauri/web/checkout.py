@@ -53,7 +53,7 @@ from cauri.plans.service import plans
 from cauri.runtime import Runtime
 from cauri.web.language import ENGLISH, FIELD_HINTS, OTP_HINT, language_of
 from cauri.web.otp_help import otp_instructions
-from cauri.web.rendering import PageRoute, format_amount, page
+from cauri.web.rendering import PageRoute, format_amount, merchant_shown, page
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 
@@ -111,7 +111,7 @@ async def _common(
     merchant = await session.get(Merchant, checkout.merchant_id)
     return {
         "checkout": checkout,
-        "merchant_name": merchant.name if merchant else "",
+        **merchant_shown(merchant),
         "amount": None
         if checkout.amount is None
         else format_amount(checkout.amount, checkout.currency),

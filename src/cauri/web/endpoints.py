@@ -30,7 +30,7 @@ from cauri.operators.protocol import Outcome
 from cauri.payments.service import payments
 from cauri.plans import settlement as plan_settlement
 from cauri.runtime import Runtime
-from cauri.web.rendering import PageRoute, format_amount, page
+from cauri.web.rendering import PageRoute, format_amount, merchant_shown, page
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 
@@ -144,7 +144,7 @@ async def payment_page(
         "pay.html",
         {
             "payment": payment,
-            "merchant_name": merchant.name if merchant else "",
+            **merchant_shown(merchant),
             "mode_name": mode.name if mode else payment.operator,
             "card": mode is None or mode.is_card,
             "holder": holder,

@@ -16,6 +16,7 @@ ENGLISH_TEXT: dict[str, str] = {
     "Paiement": "Payment",
     "Paiement à %s": "Payment to %s",
     "paiement sécurisé": "secure payment",
+    "Une question ? Écrivez à": "A question? Write to",
     "Mode test": "Test mode",
     "aucun argent ne circule.": "no money moves.",
     "Plan de paiement : %s payés sur %s.": "Installment plan: %s paid of %s.",

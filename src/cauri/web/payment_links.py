@@ -11,17 +11,18 @@ from typing import Annotated, Any
 import segno
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.checkout.links import payment_links
 from cauri.checkout.service import takes_payments
 from cauri.http import RuntimeDep, SessionDep
-from cauri.kit.errors import Conflict, InvalidRequest
+from cauri.kit.errors import Conflict, InvalidRequest, NotFound
 from cauri.models import Merchant, PaymentLink
 from cauri.runtime import Runtime
 from cauri.web.checkout import base_url_of, form_token, nonce_of, token_valid, with_nonce
 from cauri.web.language import FIELD_HINTS
-from cauri.web.rendering import PageRoute, format_amount, page
+from cauri.web.rendering import PageRoute, format_amount, merchant_shown, page
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 
@@ -39,7 +40,7 @@ async def _show(
     nonce = nonce_of(request)
     context: dict[str, Any] = {
         "link": link,
-        "merchant_name": merchant.name if merchant else "",
+        **merchant_shown(merchant),
         "amount": None if link.amount is None else format_amount(link.amount, link.currency),
         "min_amount": format_amount(link.min_amount, link.currency) if link.min_amount else None,
         "max_amount": format_amount(link.max_amount, link.currency) if link.max_amount else None,
@@ -95,4 +96,16 @@ async def link_qr_code(code: str, session: SessionDep) -> Response:
         svg.getvalue(),
         media_type="image/svg+xml",
         headers={"Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff"},
+    )
+
+
+@router.get("/logos/{merchant_id}.png")
+async def merchant_logo(session: SessionDep, merchant_id: str) -> Response:
+    """A merchant's logo, as its customers' pages show it: the PNG Cauri re-encoded from the
+    image its team sent (cauri.team.settings); cached a day (its address changes with it)."""
+    found = await session.scalar(select(Merchant.logo).where(Merchant.id == merchant_id))
+    if found is None:
+        raise NotFound("Ce logo n'existe pas.")
+    return Response(
+        found, media_type="image/png", headers={"Cache-Control": "public, max-age=86400"}
     )

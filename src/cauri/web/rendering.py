@@ -18,6 +18,7 @@ from cauri.http import UnitOfWorkRoute
 from cauri.kit.error_handlers import log_crash, validation_error
 from cauri.kit.errors import CauriError, ServerError
 from cauri.kit.money import format_amount as format_amount
+from cauri.models import Merchant
 from cauri.web.language import language_of, translator
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
@@ -46,6 +47,22 @@ CRASHED = (
     "Une erreur interne est survenue ; rien n'a été enregistré. Réessayez dans un instant : "
     "si vous avez validé un paiement sur votre téléphone, il n'est pas perdu."
 )
+
+
+def merchant_shown(merchant: Merchant | None) -> dict[str, Any]:
+    """Who is paid, as every customer's page shows it: the merchant's name, its logo (the
+    address changes with it, so that a browser's copy of the old one is not shown) and its
+    support email."""
+    if merchant is None:
+        return {"merchant_name": "", "merchant_logo": None, "support_email": None}
+    stamp = merchant.logo_updated_at
+    return {
+        "merchant_name": merchant.name,
+        "merchant_logo": None
+        if stamp is None
+        else f"/logos/{merchant.id}.png?v={int(stamp.timestamp())}",
+        "support_email": merchant.support_email,
+    }
 
 
 def page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> Response:
