@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 import pytest
 import structlog
+from argon2 import PasswordHasher
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -21,6 +22,7 @@ from cauri.config import Settings
 from cauri.jobs import handlers
 from cauri.kit.clock import ManualClock
 from cauri.kit.db import make_engine, make_sessionmaker
+from cauri.people import passwords
 from cauri.runtime import Runtime, operator_registry
 from cauri.worker.runner import Worker
 from tests.databases import fresh_database
@@ -43,6 +45,14 @@ structlog.configure(
 
 # Tests call the services without an app or a worker too.
 wiring.wire()
+
+# Argon2id with small costs in this process (the argon2 library as it is, parameters of its
+# own): the suite makes and checks hundreds of passwords, each 0.15 s of CPU at the default
+# costs. The hashes carry their parameters: one made by a `cauri` subprocess (the default
+# costs) is checked as made, then rehashed (cauri.people.passwords); the rehash test's
+# "weak" parameters differ from these.
+passwords._hasher = PasswordHasher(time_cost=1, memory_cost=4096, parallelism=1)
+passwords._DECOY = passwords._hasher.hash("no account has this password")
 
 
 @pytest.fixture(scope="session")

@@ -86,6 +86,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 import httpx
 
+from tests.fakes import CALLBACK_TIMEOUT
+
 CURRENCIES = ("XOF", "XAF", "GNF", "CDF", "USD")
 CHANNELS = ("ALL", "MOBILE_MONEY", "CREDIT_CARD", "WALLET")
 LANGUAGES = ("fr", "en")
@@ -558,7 +560,7 @@ class CinetPayFake:
         headers: dict[str, str] = {}
         if signed:
             headers["x-token"] = x_token(data, secret or secrets.token_hex(32))
-        return httpx.post(url, data=data, headers=headers, timeout=10).status_code
+        return httpx.post(url, data=data, headers=headers, timeout=CALLBACK_TIMEOUT).status_code
 
     # Inspection.
 
@@ -717,7 +719,9 @@ class CinetPayFake:
         headers: dict[str, str] | None = None,
     ) -> int | None:
         with contextlib.suppress(httpx.HTTPError):
-            return httpx.request(method, url, data=fields, headers=headers, timeout=10).status_code
+            return httpx.request(
+                method, url, data=fields, headers=headers, timeout=CALLBACK_TIMEOUT
+            ).status_code
         return None
 
     def _record(self, delivery: Delivery) -> None:

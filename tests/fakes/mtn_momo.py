@@ -49,6 +49,8 @@ from typing import Any
 
 import httpx
 
+from tests.fakes import CALLBACK_TIMEOUT
+
 TEST_NUMBERS = {
     "46733123450": ("FAILED", "INTERNAL_PROCESSING_ERROR"),
     "46733123451": ("FAILED", "APPROVAL_REJECTED"),
@@ -176,7 +178,9 @@ class MtnMomoFake:
 
     def send_forged_callback(self, url: str, body: dict[str, Any]) -> int:
         """What anyone on the Internet can send to a callback URL: MTN signs nothing."""
-        return httpx.request(self.callback_method, url, json=body, timeout=10).status_code
+        return httpx.request(
+            self.callback_method, url, json=body, timeout=CALLBACK_TIMEOUT
+        ).status_code
 
     def received(self, kind: str) -> list[Transaction]:
         with self._lock:
@@ -259,7 +263,7 @@ class MtnMomoFake:
                     self.callback_method,
                     transaction.callback_url,
                     json=self.view(transaction),
-                    timeout=10,
+                    timeout=CALLBACK_TIMEOUT,
                 )
             with self._lock:
                 transaction.callbacks_sent += 1

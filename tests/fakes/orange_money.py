@@ -61,6 +61,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
+from tests.fakes import CALLBACK_TIMEOUT
+
 # Country segment of the path → the currency Orange expects there. `dev` is the sandbox, whose
 # currency is OUV (documented). The per-country list is from secondary sources (see the notes).
 CURRENCIES = {
@@ -354,7 +356,7 @@ class OrangeMoneyFake:
         the payment tells a real notification. Returns the receiver's HTTP status."""
         raw = body if isinstance(body, bytes) else json.dumps(body).encode()
         headers = {"Content-Type": "application/json"}
-        return httpx.post(url, content=raw, headers=headers, timeout=10).status_code
+        return httpx.post(url, content=raw, headers=headers, timeout=CALLBACK_TIMEOUT).status_code
 
     def posts(self, kind: str) -> list[Received]:
         """Every request of that kind received (token, webpayment, transactionstatus, page,

@@ -75,6 +75,8 @@ import httpx
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from tests.fakes import CALLBACK_TIMEOUT
+
 KINDS = ("deposit", "payout", "refund")
 OPERATION = {"deposit": "DEPOSIT", "payout": "PAYOUT", "refund": "REFUND"}
 ID_FIELD = {"deposit": "depositId", "payout": "payoutId", "refund": "refundId"}
@@ -473,7 +475,7 @@ class PawapayFake:
         else:
             key = ec.generate_private_key(ec.SECP256R1()) if signed_with_wrong_key else self._key
             headers = self.signature_headers(url, raw, key=key)
-        return httpx.post(url, content=raw, headers=headers, timeout=10).status_code
+        return httpx.post(url, content=raw, headers=headers, timeout=CALLBACK_TIMEOUT).status_code
 
     # Signatures.
 
@@ -635,7 +637,9 @@ class PawapayFake:
                 headers = {"Content-Type": CALLBACK_CONTENT_TYPE}
             answer: int | None = None
             with contextlib.suppress(httpx.HTTPError):
-                answer = httpx.post(url, content=raw, headers=headers, timeout=10).status_code
+                answer = httpx.post(
+                    url, content=raw, headers=headers, timeout=CALLBACK_TIMEOUT
+                ).status_code
             with self._lock:
                 payment.callbacks_sent += 1
                 self.callbacks_attempted.append((payment.kind, payment.id, answer))

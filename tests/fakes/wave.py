@@ -71,6 +71,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
+from tests.fakes import CALLBACK_TIMEOUT
+
 DEFAULT_PERMISSIONS = ("checkout_api", "payouts_api", "balance_api")
 # Country code in the key (`wave_sn_prod_…`) → the calling code of its wallet's numbers.
 CALLING_CODES = {
@@ -445,7 +447,9 @@ class WaveFake:
                 headers["Authorization"] = f"Bearer {key}"
             else:
                 headers["Wave-Signature"] = self.signature(raw, timestamp=timestamp, secrets_=[key])
-        return httpx.post(target, content=raw, headers=headers, timeout=10).status_code
+        return httpx.post(
+            target, content=raw, headers=headers, timeout=CALLBACK_TIMEOUT
+        ).status_code
 
     def posts(self, kind: str) -> list[Received]:
         """Every request of that kind received (checkout, payout, refund, expire, reverse),

@@ -1,6 +1,8 @@
 """The API's refusals of a merchant's requests, kept for its developers (the dashboard's
 "last API errors"): method, route template, status, error code and time; nothing of the
-request itself. A refusal is the merchant's once its key was recognized (a revoked or
+request itself. Not the refusals that record their resource (a payment or payout refused
+by its operator: `keeps_writes`), whose object tells the story and whose path stays as short
+as it was. A refusal is the merchant's once its key was recognized (a revoked or
 expired key too: `request.state.caller`, set by cauri.merchants.auth); a request without a
 known key is nobody's. Written in a session of its own (the request's rolls back with the
 refusal), and the account's oldest beyond `KEPT` are dropped as it goes."""
@@ -36,7 +38,7 @@ async def record(request: Request, error: CauriError) -> None:
     """Keeps the refusal if it is an account's; a failure to keep it is logged, never the
     request's failure."""
     caller = getattr(request.state, "caller", None)
-    if not isinstance(caller, Caller):
+    if not isinstance(caller, Caller) or error.keeps_writes:
         return
     runtime: Runtime = request.app.state.runtime
     row = {
