@@ -18,6 +18,7 @@ import re
 import statistics
 import time
 from datetime import UTC, datetime, timedelta
+from http.cookies import SimpleCookie
 from pathlib import Path
 
 import httpx
@@ -30,6 +31,27 @@ def _csrf(page: httpx.Response) -> str:
     found = _CSRF.search(page.text)
     assert found is not None, page.text[:500]
     return found.group(1)
+
+
+def _keep_cookies(response: httpx.Response) -> None:
+    """The dashboard's cookies are `Secure`: kept here by hand for a server on plain HTTP
+    over loopback (as a browser keeps them for localhost)."""
+    for line in response.headers.get_list("set-cookie"):
+        parsed = SimpleCookie()
+        parsed.load(line)
+        for name, morsel in parsed.items():
+            if morsel.value:
+                CLIENT_COOKIES[name] = morsel.value
+            else:
+                CLIENT_COOKIES.pop(name, None)
+
+
+def _send_cookies(request: httpx.Request) -> None:
+    if CLIENT_COOKIES:
+        request.headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in CLIENT_COOKIES.items())
+
+
+CLIENT_COOKIES: dict[str, str] = {}
 
 
 def sign_in(client: httpx.Client, seed: dict[str, str]) -> None:
@@ -109,7 +131,8 @@ def main() -> None:
         "payment page": f"/dashboard/payments/{seed['payment']}",
         "statement of the month": "/dashboard/statements",
     }
-    with httpx.Client(base_url=arguments.url, timeout=600) as client:
+    hooks = {"request": [_send_cookies], "response": [_keep_cookies]}
+    with httpx.Client(base_url=arguments.url, timeout=600, event_hooks=hooks) as client:
         sign_in(client, seed)
         for name, path in pages.items():
             print(

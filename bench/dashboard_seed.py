@@ -28,6 +28,7 @@ import asyncpg
 
 from cauri.config import get_settings
 from cauri.connectors.secrets import sealing_keyring
+from cauri.kit import migrate
 from cauri.kit.db import as_asyncpg, unit_of_work
 from cauri.ledger import accounts
 from cauri.merchants.service import merchants
@@ -49,8 +50,8 @@ SELECT gen_random_uuid(), 'CAUB' || lpad(n::text, 8, '0'), $1, true, 'order-' ||
     500 + (n * 7919) % 49500, ((500 + (n * 7919) % 49500) * 2) / 100, 'customer',
     CASE WHEN n % 20 = 0 THEN (500 + (n * 7919) % 49500) / 10 ELSE 0 END, 'XOF', 'Commande',
     1, 'mtn', '22997' || lpad(((n * 104729) % 1000000)::text, 6, '0'), '{}'::jsonb, at, at
-FROM generate_series(1, $2) AS n,
-    LATERAL (SELECT now() - interval '365 days' * (1 - n::float / $2) AS at) AS moment
+FROM generate_series(1::bigint, $2::bigint) AS n,
+    LATERAL (SELECT now() - interval '365 days' * (1 - n::float / $2::bigint) AS at) AS moment
 """
 
 REFUNDS = """
@@ -67,10 +68,10 @@ INSERT INTO payouts (reference, merchant_id, livemode, status, amount, fee_amoun
     operator, phone_number, third_party, debited, created_at, updated_at, completed_at)
 SELECT 'pyo_bench_' || n, $1, true, 'succeeded', 20000 + (n * 6151) % 80000, 100, 'XOF', 'mtn',
     '22996' || lpad(((n * 7727) % 1000000)::text, 6, '0'), true, true,
-    now() - interval '365 days' * (1 - n::float / $2),
-    now() - interval '365 days' * (1 - n::float / $2),
-    now() - interval '365 days' * (1 - n::float / $2)
-FROM generate_series(1, $2) AS n
+    now() - interval '365 days' * (1 - n::float / $2::bigint),
+    now() - interval '365 days' * (1 - n::float / $2::bigint),
+    now() - interval '365 days' * (1 - n::float / $2::bigint)
+FROM generate_series(1::bigint, $2::bigint) AS n
 """
 
 # Each movement's transaction, then its postings: (account, amount) per line, zero-sum.
@@ -78,7 +79,7 @@ LEDGER = """
 WITH moved AS (
     SELECT 'payment' AS kind, p.id::text AS reference, p.updated_at AS at,
         p.amount AS amount, p.fee_amount AS fee
-    FROM payments p WHERE p.merchant_id = $1 AND p.status = 'succeeded'
+    FROM payments p WHERE p.merchant_id = $1::varchar AND p.status = 'succeeded'
     UNION ALL
     SELECT 'refund', r.reference, r.created_at, -r.amount, 0
     FROM refunds r WHERE r.merchant_id = $1
@@ -91,19 +92,20 @@ WITH moved AS (
     RETURNING id, kind, reference
 )
 INSERT INTO ledger_postings (transaction_id, account, currency, amount, folded)
-SELECT w.id, line.account, 'XOF', line.amount, line.account = $2
-FROM written w JOIN moved m ON (m.kind, m.reference) = (w.kind, w.reference)
+SELECT w.id, line.account, 'XOF', line.amount, line.account = $2::varchar
+FROM written w JOIN moved m ON m.kind = w.kind AND m.reference = w.reference
 CROSS JOIN LATERAL (VALUES
-    ($2, m.amount),
-    ($3, -(m.amount + m.fee)),
-    ($4, m.fee)
+    ($2::varchar, m.amount),
+    ($3::varchar, -(m.amount + m.fee)),
+    ($4::varchar, m.fee)
 ) AS line(account, amount)
 WHERE line.amount <> 0
 """
 
 HEAD = """
 INSERT INTO ledger_accounts (code, currency, livemode, allow_negative, balance)
-SELECT $1, 'XOF', true, false, coalesce(sum(amount), 0) FROM ledger_postings WHERE account = $1
+SELECT $1::varchar, 'XOF', true, false, coalesce(sum(amount), 0) FROM ledger_postings
+WHERE account = $1::varchar
 ON CONFLICT (code) DO UPDATE SET balance = excluded.balance
 """
 
@@ -111,6 +113,7 @@ ON CONFLICT (code) DO UPDATE SET balance = excluded.balance
 async def _merchant_and_member() -> tuple[str, str]:
     settings = get_settings()
     assert settings.database_url is not None, "CAURI_DATABASE_URL is required"
+    await migrate.upgrade_async(as_asyncpg(settings.database_url))
     runtime = Runtime.build(settings, url=as_asyncpg(settings.database_url))
     secret = totp.new_secret()
     try:

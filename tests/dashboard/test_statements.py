@@ -24,7 +24,7 @@ from tests.console.builders import ConsoleClient, make_member
 from tests.payments.builders import merchant_available, set_fee
 from tests.payouts.builders import create, top_up
 from tests.staff.traffic import pay
-from tests.support import MerchantKeys, make_merchant
+from tests.support import MerchantKeys, make_merchant, scalar
 
 API = "/api/v1"
 PAGE = "/dashboard/test/statements"
@@ -145,3 +145,26 @@ def test_months_follow_each_other(moment: datetime) -> None:
     assert month.next().previous() == month == month.previous().next()
     assert month.end - month.start in {timedelta(days=d) for d in (28, 29, 30, 31)}
     assert Month.parse(month.name) == month
+
+
+async def test_a_period_s_payments_payouts_and_refunds_download_as_csv(
+    client: httpx.AsyncClient, runtime: Runtime, clock: ManualClock, dashboard: ConsoleClient
+) -> None:
+    merchant, _, _ = await _traffic(client, runtime, clock)
+    other = await make_merchant(runtime, name="Autre")
+    await pay(client, other, amount=700, external_id="ailleurs")
+    await dashboard.signed_in_as(
+        await make_member(runtime, merchant.id, "f@shop.example", "finance")
+    )
+    today = clock.now().date()
+    for kind, count in (("payments", 2), ("payouts", 1), ("refunds", 1)):
+        download = await dashboard.get(f"/dashboard/test/{kind}/csv?from={today}&to={today}")
+        assert download.status_code == 200, (kind, download.text[:300])
+        rows = list(csv.DictReader(io.StringIO(download.text)))
+        assert len(rows) == count and {row["merchant_id"] for row in rows} == {merchant.id}, kind
+    live = await dashboard.get(f"/dashboard/payments/csv?from={today}&to={today}")
+    assert list(csv.DictReader(io.StringIO(live.text))) == []
+    refused = await dashboard.get("/dashboard/test/payments/csv?from=hier")
+    assert refused.status_code == 422
+    exports = "SELECT count(*) FROM audit_log WHERE action = 'dashboard.export'"
+    assert await scalar(runtime, exports) == 4

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Select, and_, case, cast, exists, func, select
 from sqlalchemy.dialects.postgresql import UUID
@@ -24,6 +24,8 @@ from sqlalchemy.orm import aliased
 
 from cauri.kit.errors import InvalidRequest
 from cauri.ledger import accounts
+from cauri.ledger import service as ledger_service
+from cauri.ledger.accounts import Account
 from cauri.ledger.movements import Movement
 from cauri.models import LedgerPosting, LedgerTransaction, Payment
 
@@ -141,24 +143,68 @@ def _lines(merchant_id: str, livemode: bool, currency: str) -> _Rows:
     )
 
 
-def _within(statement: _Rows, month: Month) -> _Rows:
+@dataclass(frozen=True)
+class _Span:
+    """The ids of the ledger's transactions of a month (every merchant's): the first and the
+    last. A transaction takes its id and its time within one database transaction, which
+    lasts seconds, never `STRAGGLING`: a transaction of the month has an id in the span, one
+    before it an id below the span's end, one after it an id above the span's start."""
+
+    first: int
+    last: int
+
+
+STRAGGLING = timedelta(hours=1)
+_T = LedgerTransaction
+
+
+async def _span(session: AsyncSession, month: Month) -> _Span | None:
+    """Read off the index by time near each end of the month (not over the whole month)."""
+    in_month = (_T.created_at >= month.start, _T.created_at < month.end)
+    earliest = select(func.min(_T.created_at)).where(*in_month).scalar_subquery()
+    latest = select(func.max(_T.created_at)).where(*in_month).scalar_subquery()
+    first = select(func.min(_T.id)).where(*in_month, _T.created_at < earliest + STRAGGLING)
+    last = select(func.max(_T.id)).where(*in_month, _T.created_at > latest - STRAGGLING)
+    found = (await session.execute(select(first.scalar_subquery(), last.scalar_subquery()))).one()
+    return None if found[0] is None else _Span(found[0], found[1])
+
+
+def _within(statement: _Rows, month: Month, span: _Span) -> _Rows:
     return statement.where(
-        LedgerTransaction.created_at >= month.start, LedgerTransaction.created_at < month.end
+        LedgerPosting.transaction_id.between(span.first, span.last),
+        LedgerTransaction.created_at >= month.start,
+        LedgerTransaction.created_at < month.end,
     )
+
+
+async def _opening(session: AsyncSession, own: Account, month: Month, span: _Span | None) -> int:
+    """What the account held when the month began: its postings below the month's span,
+    and those of the span dated before the month (transactions being written as it began).
+    A month without any transaction: every posting dated before it."""
+    posted = select(func.coalesce(func.sum(LedgerPosting.amount), 0)).where(
+        LedgerPosting.account == own.code
+    )
+    if span is None:
+        before = posted.join(LedgerTransaction).where(LedgerTransaction.created_at < month.start)
+        return int(await session.scalar(before) or 0)
+    early = posted.join(LedgerTransaction).where(
+        LedgerPosting.transaction_id.between(span.first, span.last),
+        LedgerTransaction.created_at < month.start,
+    )
+    below = await ledger_service.posted_below(session, own, span.first)
+    return below + int(await session.scalar(early) or 0)
 
 
 async def statement(
     session: AsyncSession, merchant_id: str, livemode: bool, currency: str, month: Month
 ) -> Statement:
     """The month's opening balance and its lines added up by type."""
-    own = accounts.merchant_available(merchant_id, livemode, currency).code
-    before = (
-        select(func.coalesce(func.sum(LedgerPosting.amount), 0))
-        .join(LedgerTransaction, LedgerTransaction.id == LedgerPosting.transaction_id)
-        .where(LedgerPosting.account == own, LedgerTransaction.created_at < month.start)
-    )
-    opening = int(await session.scalar(before) or 0)
-    lines = _within(_lines(merchant_id, livemode, currency), month).subquery()
+    own = accounts.merchant_available(merchant_id, livemode, currency)
+    span = await _span(session, month)
+    opening = await _opening(session, own, month, span)
+    if span is None:
+        return Statement(currency, month, opening, [])
+    lines = _within(_lines(merchant_id, livemode, currency), month, span).subquery()
     grouped = (
         select(lines.c.type, func.count(), func.sum(lines.c.net), func.sum(lines.c.fee))
         .group_by(lines.c.type)
@@ -172,11 +218,22 @@ async def statement(
 
 
 async def stream(
-    session: AsyncSession, merchant_id: str, livemode: bool, currency: str, month: Month
+    session: AsyncSession,
+    merchant_id: str,
+    livemode: bool,
+    currency: str,
+    month: Month,
+    most: int | None = None,
 ) -> AsyncIterator[Line]:
-    """The month's lines in the order the ledger wrote them, read as they are sent."""
-    ordered = _within(_lines(merchant_id, livemode, currency), month).order_by(LedgerTransaction.id)
-    result = await session.stream(ordered.execution_options(yield_per=1000))
+    """The month's lines in the order the ledger wrote them (the first `most`), read as they
+    are sent."""
+    span = await _span(session, month)
+    if span is None:
+        return
+    ordered = _within(_lines(merchant_id, livemode, currency), month, span).order_by(
+        LedgerPosting.transaction_id
+    )
+    result = await session.stream(ordered.limit(most).execution_options(yield_per=1000))
     async for row in result:
         net, fee = int(row.net), int(row.fee)
         yield Line(row.type, row.source, net + fee, fee, net, row.created_at)

@@ -28,17 +28,17 @@ def install(app: FastAPI) -> None:
         DASHBOARD,
         render,
         DashboardRoute,
-        # payouts before resources: `/payouts/new` is not a payout's reference.
+        # Before resources: `/payouts/new`, `/payments/csv` are no references.
         [
             home.router,
             payouts.router,
+            exports.router,
             resources.router,
             developers.router,
             team.router,
             team_log.router,
             statements.router,
             links.router,
-            exports.router,
             settings.router,
         ],
         stylesheet_path="/static/dashboard.css",

@@ -66,12 +66,8 @@ def _chosen(form: Form, runtime: Runtime) -> tuple[Month, str]:
 async def _lines(
     session: AsyncSession, member: SignedIn, livemode: bool, currency: str, month: Month, most: int
 ) -> list[Line]:
-    lines: list[Line] = []
-    async for line in stream(session, member.merchant_id, livemode, currency, month):
-        if len(lines) == most:
-            break
-        lines.append(line)
-    return lines
+    found = stream(session, member.merchant_id, livemode, currency, month, most)
+    return [line async for line in found]
 
 
 async def _page(

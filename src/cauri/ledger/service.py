@@ -230,3 +230,28 @@ async def balances(session: AsyncSession, accounts: Sequence[Account]) -> dict[A
 
 async def balance(session: AsyncSession, account: Account) -> int:
     return (await balances(session, [account]))[account]
+
+
+# The sum of an account's postings below a transaction id: counted up from the first one, or
+# down from the balance (its head and its credits not yet folded, in the same snapshot) when
+# the id is nearer the end of the ledger than its start.
+_BELOW = text(
+    "SELECT coalesce(sum(amount), 0) FROM ledger_postings "
+    "WHERE account = :code AND transaction_id < :below"
+)
+_BELOW_FROM_THE_END = text(
+    "SELECT coalesce((SELECT balance FROM ledger_accounts WHERE code = :code), 0)"
+    " + coalesce((SELECT sum(amount) FROM ledger_postings WHERE account = :code AND NOT folded), 0)"
+    " - coalesce((SELECT sum(amount) FROM ledger_postings"
+    "   WHERE account = :code AND transaction_id >= :below), 0)"
+)
+_ENDS = text("SELECT min(id), max(id) FROM ledger_transactions")
+
+
+async def posted_below(session: AsyncSession, account: Account, transaction_id: int) -> int:
+    """What `account`'s postings of the transactions before `transaction_id` add up to (a
+    statement's opening): read from whichever end of the ledger is nearer."""
+    first, last = (await session.execute(_ENDS)).one()
+    nearer_the_end = first is not None and last - transaction_id < transaction_id - first
+    statement = _BELOW_FROM_THE_END if nearer_the_end else _BELOW
+    return int(await session.scalar(statement, {"code": account.code, "below": transaction_id}))

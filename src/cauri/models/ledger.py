@@ -28,7 +28,11 @@ class LedgerTransaction(Base):
     __tablename__ = "ledger_transactions"
     # A resource's money (the staff's detail pages, exports' settlement dates): its
     # transactions carry its reference (a payment's or plan's id, a payout's or refund's).
-    __table_args__ = (Index("ix_ledger_transactions_reference", "reference"),)
+    # By time (statements, balance transactions): the ids of a period, read off the index.
+    __table_args__ = (
+        Index("ix_ledger_transactions_reference", "reference"),
+        Index("ix_ledger_transactions_created_at", "created_at", postgresql_include=["id"]),
+    )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
     kind: Mapped[str]
@@ -43,7 +47,14 @@ class LedgerPosting(Base):
 
     __tablename__ = "ledger_postings"
     __table_args__ = (
-        Index("ix_ledger_postings_account", "account"),
+        # An account's postings in the order written, their amounts in the index: a
+        # statement sums a period of them without reading the table.
+        Index(
+            "ix_ledger_postings_account_transaction",
+            "account",
+            "transaction_id",
+            postgresql_include=["amount"],
+        ),
         Index("ix_ledger_postings_unfolded", "account", postgresql_where=text("NOT folded")),
         Index("ix_ledger_postings_transaction", "transaction_id"),
     )
