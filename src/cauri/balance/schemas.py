@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from cauri.balance.service import CurrencyBalance
+from cauri.balance.transactions import Line
 from cauri.kit.money import Currency, to_major
 
 
@@ -32,3 +34,52 @@ class BalanceObject(BaseModel):
         description="Payouts sent and not yet settled, and those held for approval."
     )
     livemode: bool
+
+
+# The kinds of the ledger's movements of a balance (cauri.ledger.movements).
+BalanceTransactionType = Literal[
+    "payment",
+    "plan_release",
+    "topup",
+    "payout",
+    "payout_reversal",
+    "refund",
+    "refund_reversal",
+]
+
+
+def balance_transaction_object(line: Line, livemode: bool) -> dict[str, Any]:
+    currency = line.currency
+    return {
+        "type": line.type,
+        "amount": to_major(line.amount, currency),
+        "fee": to_major(line.fee, currency),
+        "net": to_major(line.net, currency),
+        "currency": currency,
+        "source": line.source,
+        "livemode": livemode,
+        "created_at": line.created_at.isoformat(),
+    }
+
+
+class BalanceTransactionObject(BaseModel):
+    """One movement of the balance, from the ledger: `net` = `amount` − `fee`, signed (a
+    debit is negative). No id of its own: the ledger's are a sequence shared by every
+    account, which would tell the platform's volume."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: BalanceTransactionType
+    amount: float = Field(description="Gross: what moved before the commission.")
+    fee: float = Field(
+        description="The commission taken from you in this movement (0 when the customer "
+        "paid it on top)."
+    )
+    net: float = Field(description="What the balance received (negative: what it gave).")
+    currency: Currency
+    source: str | None = Field(
+        description="The payment's id, the plan's, the payout's or refund's reference; a "
+        "top-up's reason."
+    )
+    livemode: bool
+    created_at: datetime

@@ -13,16 +13,20 @@ payment, plan, payout or refund (a top-up's: its reason). Months are in UTC.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import Select, and_, case, cast, exists, func, select
+from sqlalchemy import Row, Select, and_, case, cast, exists, func, select
 from sqlalchemy.dialects.postgresql import UUID
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from cauri.kit.errors import InvalidRequest
+from cauri.kit.money import Currency
+from cauri.kit.pagination import Page
+from cauri.kit.period import Period
 from cauri.ledger import accounts
 from cauri.ledger import service as ledger_service
 from cauri.ledger.accounts import Account
@@ -37,6 +41,7 @@ class Line:
     amount: int
     fee: int
     net: int
+    currency: str
     created_at: datetime
 
 
@@ -107,18 +112,18 @@ def _month_after(start: datetime, months: int) -> datetime:
     return start.replace(year=year, month=index + 1)
 
 
-# type, source, net, fee, created_at, transaction id
-_Rows = Select[tuple[str, str | None, int, int, datetime, int]]
+# type, source, net, fee, currency, created_at
+_Rows = Select[tuple[str, str | None, int, int, str, datetime]]
 
 
-def _lines(merchant_id: str, livemode: bool, currency: str) -> _Rows:
-    """Every line of the balance, as `_Rows`."""
-    own = accounts.merchant_available(merchant_id, livemode, currency).code
-    fees = accounts.platform("fees", livemode, currency).code
+def _lines(merchant_id: str, livemode: bool, currencies: Sequence[str]) -> _Rows:
+    """Every line of the balance in `currencies`, as `_Rows`."""
+    own = [accounts.merchant_available(merchant_id, livemode, c).code for c in currencies]
+    fees = [accounts.platform("fees", livemode, c).code for c in currencies]
     commission = aliased(LedgerPosting)
     posted_fee = (
         select(func.coalesce(func.sum(commission.amount), 0))
-        .where(commission.transaction_id == LedgerTransaction.id, commission.account == fees)
+        .where(commission.transaction_id == LedgerTransaction.id, commission.account.in_(fees))
         .scalar_subquery()
     )
     customer_paid_it = exists().where(
@@ -135,12 +140,17 @@ def _lines(merchant_id: str, livemode: bool, currency: str) -> _Rows:
             LedgerTransaction.reference.label("source"),
             LedgerPosting.amount.label("net"),
             fee.label("fee"),
+            LedgerPosting.currency,
             LedgerTransaction.created_at,
-            LedgerTransaction.id,
         )
         .join(LedgerTransaction, LedgerTransaction.id == LedgerPosting.transaction_id)
-        .where(LedgerPosting.account == own)
+        .where(LedgerPosting.account.in_(own))
     )
+
+
+def _line(row: Row[Any]) -> Line:
+    net, fee = int(row.net), int(row.fee)
+    return Line(row.type, row.source, net + fee, fee, net, row.currency, row.created_at)
 
 
 @dataclass(frozen=True)
@@ -204,7 +214,7 @@ async def statement(
     opening = await _opening(session, own, month, span)
     if span is None:
         return Statement(currency, month, opening, [])
-    lines = _within(_lines(merchant_id, livemode, currency), month, span).subquery()
+    lines = _within(_lines(merchant_id, livemode, [currency]), month, span).subquery()
     grouped = (
         select(lines.c.type, func.count(), func.sum(lines.c.net), func.sum(lines.c.fee))
         .group_by(lines.c.type)
@@ -230,10 +240,32 @@ async def stream(
     span = await _span(session, month)
     if span is None:
         return
-    ordered = _within(_lines(merchant_id, livemode, currency), month, span).order_by(
+    ordered = _within(_lines(merchant_id, livemode, [currency]), month, span).order_by(
         LedgerPosting.transaction_id
     )
     result = await session.stream(ordered.limit(most).execution_options(yield_per=1000))
     async for row in result:
-        net, fee = int(row.net), int(row.fee)
-        yield Line(row.type, row.source, net + fee, fee, net, row.created_at)
+        yield _line(row)
+
+
+async def listed(
+    session: AsyncSession,
+    merchant_id: str,
+    livemode: bool,
+    page: Page,
+    *,
+    period: Period,
+    kind: str | None = None,
+    currency: str | None = None,
+) -> tuple[list[Line], int]:
+    """A page of the balance's lines, newest first, and how many match in all (the API's
+    `GET /balance/transactions`)."""
+    currencies = [currency] if currency is not None else [c.value for c in Currency]
+    kept = period.conditions(LedgerTransaction.created_at)
+    if kind is not None:
+        kept.append(LedgerTransaction.kind == kind)
+    lines = _lines(merchant_id, livemode, currencies).where(*kept)
+    total = await session.scalar(select(func.count()).select_from(lines.subquery()))
+    newest = lines.order_by(LedgerPosting.transaction_id.desc())
+    rows = await session.execute(newest.offset(page.offset).limit(page.per_page))
+    return [_line(row) for row in rows], int(total or 0)
