@@ -199,6 +199,7 @@ ev AS (
         'email', pay.customer -> 'email', 'phone_number', pay.phone_number),
       'payment_url', pay.payment_url, 'failure_code', NULL::text,
       'failure_message', NULL::text, 'metadata', pay.metadata, 'livemode', pay.livemode,
+      'checkout_session', NULL::text, 'payment_link', NULL::text,
       'created_at', $12::text, 'updated_at', $12::text),
     NULL, pay.created_at
   FROM pay CROSS JOIN amounts a
@@ -406,6 +407,8 @@ async def record(pool: asyncpg.Pool, headers: list[tuple[bytes, bytes]], body: b
         "failure_message": None,
         "metadata": None,
         "livemode": False,
+        "checkout_session": None,
+        "payment_link": None,
         "created_at": stamp,
         "updated_at": stamp,
     }

@@ -52,9 +52,7 @@ def render(
         # A delivery on a payment's (or plan's, payout's, refund's) page offers a resend to
         # those who manage the webhooks.
         "resend_form": (
-            "dashboard/resend.html"
-            if member and allows(member.role, Permission.DEVELOP)
-            else None
+            "dashboard/resend.html" if member and allows(member.role, Permission.DEVELOP) else None
         ),
     }
     return templates.TemplateResponse(request, name, filled | context, status_code=status_code)

@@ -31,15 +31,17 @@ CURRENCIES = ("XOF", "XAF")
 # Lines shown under the figures: the page's first ones, the printable page's (a month of a
 # busy account is for the CSV).
 SHOWN, PRINTED = 100, 2000
+# In the order a statement lists them: money in, then out, then what came back.
 TYPE_NAMES_FR = {
     "payment": "Encaissements",
     "plan_release": "Plans soldés (séquestre versé)",
     "topup": "Approvisionnements",
-    "payout": "Transferts",
-    "payout_reversal": "Transferts échoués (recrédités)",
     "refund": "Remboursements",
+    "payout": "Transferts",
     "refund_reversal": "Remboursements échoués (recrédités)",
+    "payout_reversal": "Transferts échoués (recrédités)",
 }
+_ORDER = {kind: rank for rank, kind in enumerate(TYPE_NAMES_FR)}
 CSV_COLUMNS = ("created_at", "type", "source", "amount", "fee", "net", "currency", "balance_after")
 
 router = APIRouter(route_class=DashboardRoute, include_in_schema=False)
@@ -87,6 +89,7 @@ async def _page(
         "livemode": livemode,
         "form": form,
         "statement": figures,
+        "totals": sorted(figures.totals, key=lambda t: (_ORDER.get(t.type, len(_ORDER)), t.type)),
         "lines": await _lines(session, member, livemode, currency, month, most),
         "most": most,
         "count": sum(total.count for total in figures.totals),
