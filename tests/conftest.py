@@ -13,6 +13,7 @@ import httpx
 import pytest
 import structlog
 from argon2 import PasswordHasher
+from fastapi.dependencies import models as fastapi_models
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -20,6 +21,7 @@ from cauri import wiring
 from cauri.app import create_app
 from cauri.config import Settings
 from cauri.jobs import handlers
+from cauri.kit import collector
 from cauri.kit.clock import ManualClock
 from cauri.kit.db import make_engine, make_sessionmaker
 from cauri.people import passwords
@@ -53,6 +55,11 @@ wiring.wire()
 # "weak" parameters differ from these.
 passwords._hasher = PasswordHasher(time_cost=1, memory_cost=4096, parallelism=1)
 passwords._DECOY = passwords._hasher.hash("no account has this password")
+
+# What is imported lives as long as the test process: frozen, a full collection never walks
+# it again (as a served process does: cauri.kit.collector). Without it, every full
+# collection walked every module, model and validator, seconds each.
+collector.spare_what_lives_on()
 
 
 @pytest.fixture(scope="session")
@@ -110,6 +117,19 @@ async def clean_database(engine: AsyncEngine, emptying: str) -> AsyncIterator[No
     from tests.ledger_checks import assert_ledger_reconciles
 
     await assert_ledger_reconciles(engine)
+
+
+@pytest.fixture(autouse=True)
+def forget_the_apps() -> Iterator[None]:
+    """FastAPI keeps, in bounded caches, each endpoint and dependency callable it has
+    classified (fastapi.dependencies.models); a test's app made of closures (its pages, its
+    routes) stays alive through them, thousands of objects each, and every full collection
+    of the test process walked them all (seconds each, most of a test file's time). A
+    served process makes one app: only tests, which make one per test, need this."""
+    yield
+    for value in vars(fastapi_models).values():
+        if callable(getattr(value, "cache_clear", None)):
+            value.cache_clear()
 
 
 @pytest.fixture
