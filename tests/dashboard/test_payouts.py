@@ -22,7 +22,14 @@ from cauri.team import actions, drafts
 from tests.console.builders import ConsoleClient, Member, make_member
 from tests.foundation.builders import open_live_mode
 from tests.payments.builders import merchant_available
-from tests.payouts.builders import SUCCEEDS, create, set_limits, set_payout_account, top_up
+from tests.payouts.builders import (
+    SUCCEEDS,
+    create,
+    live_operator,
+    set_limits,
+    set_payout_account,
+    top_up,
+)
 from tests.support import MerchantKeys, ServerThread, make_merchant, scalar
 
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
@@ -320,3 +327,32 @@ async def test_the_owner_sets_the_threshold_audited(
     assert await scalar(runtime, "SELECT team_approval_above FROM merchants") is None
     actions_ = await scalar(runtime, "SELECT string_agg(action, ' ') FROM audit_log")
     assert actions_ == "team.payout_threshold team.payout_threshold"
+
+
+async def test_a_form_sent_twice_makes_one_payout_and_an_operator_s_refusal_is_audited(
+    runtime: Runtime, server: ServerThread, live_merchant: MerchantKeys
+) -> None:
+    assert server.runtime is not None
+    finance = await make_member(runtime, live_merchant.id, "f@shop.example", "finance")
+    async with await _signed_in(server, finance) as mover:
+        shown = (await mover.get(LIVE_NEW)).text
+        csrf = _CSRF.search(shown)
+        key = re.search(r'name="external_id" value="(dsh_[0-9a-f]+)"', shown)
+        assert csrf is not None and key is not None
+        fields = {"csrf": csrf.group(1), "external_id": key.group(1)}
+        fields |= {"destination": "own", "amount": "1000"}
+        first, second = [await mover.post(LIVE_NEW, fields) for _ in range(2)]
+        assert first.status_code == second.status_code == 303
+        assert first.headers["location"] == second.headers["location"]
+        assert await scalar(runtime, "SELECT count(*) FROM payouts") == 1
+        # The operator refuses: the payout is kept failed, the refusal said, the member's
+        # action audited; the form comes back with a new key.
+        live_operator(server.runtime, refuse_disbursements=True)
+        refused = await _ask(mover, LIVE_NEW, destination="own", amount="2000")
+        assert refused.status_code == 402 and 'class="alert"' in refused.text
+        again = re.search(r'name="external_id" value="(dsh_[0-9a-f]+)"', refused.text)
+        assert again is not None and again.group(1) != key.group(1)
+    statuses = await scalar(runtime, "SELECT string_agg(status, ' ' ORDER BY amount) FROM payouts")
+    assert statuses == "succeeded failed"
+    audited = "SELECT count(*) FROM audit_log WHERE action = 'payout.create'"
+    assert await scalar(runtime, audited) == 2

@@ -18,6 +18,7 @@ from cauri.dashboard.rendering import DashboardRoute, base_of, render
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError
+from cauri.kit.ids import prefixed
 from cauri.merchants.service import merchants
 from cauri.models import Payout
 from cauri.operators.catalogue import CATALOGUE
@@ -27,7 +28,17 @@ from cauri.signin.route import redirect
 from cauri.team import drafts
 from cauri.team.roles import Permission
 
-FIELDS = ("destination", "phone_number", "operator", "amount", "beneficiary_name", "reason")
+# `external_id`: made when the form is shown, so that a form sent twice (a double click, a
+# retry after a timeout) makes one payout, as an API client's retry does.
+FIELDS = (
+    "destination",
+    "phone_number",
+    "operator",
+    "amount",
+    "beneficiary_name",
+    "reason",
+    "external_id",
+)
 OWN, THIRD_PARTY = "own", "third_party"
 # The Mobile Money modes that pay out, as the form offers them.
 OPERATORS = tuple(
@@ -57,6 +68,7 @@ def _request(fields: dict[str, str]) -> dict[str, object]:
     third_party = fields.get("destination") == THIRD_PARTY
     return given(
         amount=decimal_field(fields, "amount"),
+        external_id=fields.get("external_id") or None,
         beneficiary_name=fields.get("beneficiary_name") or None,
         reason=fields.get("reason") or None,
         phone_number=fields.get("phone_number", "") if third_party else None,
@@ -76,7 +88,10 @@ async def _form(
     context = {
         "merchant": merchant,
         "livemode": livemode,
-        "form": form or Form({name: "" for name in FIELDS} | {"destination": OWN}),
+        "form": form
+        or Form(
+            {name: "" for name in FIELDS} | {"destination": OWN, "external_id": prefixed("dsh")}
+        ),
         "operators": OPERATORS,
     }
     return render(request, "dashboard/payout_new.html", context, status)
@@ -104,6 +119,8 @@ def _register(mode_path: str, livemode: bool) -> None:
         outcome = await attempt(session, ask)
         if isinstance(outcome, CauriError):
             form.refuse(outcome)
+            if outcome.keeps_writes:  # that payout is recorded (failed): a new one is another
+                form.values["external_id"] = prefixed("dsh")
             return await _form(request, member, session, livemode, form, outcome.http_status)
         if isinstance(outcome, Payout):
             return redirect(f"{base}/payouts/{outcome.reference}")

@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.audit import approvers
 from cauri.audit.actor import Actor
 from cauri.audit.log import audited, record
-from cauri.kit.errors import Conflict, InvalidRequest, NotFound
+from cauri.kit.errors import Conflict, InvalidRequest, NotFound, PayoutFailed
 from cauri.kit.ids import prefixed
 from cauri.kit.money import EXPONENT, format_major, to_minor
 from cauri.kit.phone import mask
@@ -64,19 +64,27 @@ async def ask(
 async def _pay(
     session: AsyncSession, runtime: Runtime, actor: Actor, caller: Caller, body: PayoutCreate
 ) -> Payout:
-    payout, _ = await payouts.create(session, runtime, caller, body)
-    await record(
-        session,
-        actor,
-        CREATE_PAYOUT,
-        "payout",
-        payout.reference,
-        None,
-        payout_object(payout),
-        body.reason,
-        at=runtime.clock.now(),
-    )
+    """The payout, audited; one its operator refused is kept failed (as through the API)
+    and audited too, found by its `external_id` (the form's, or the draft's reference)."""
+    try:
+        payout, _ = await payouts.create(session, runtime, caller, body)
+    except PayoutFailed:
+        if body.external_id is not None:
+            failed = await payouts.get(session, caller, body.external_id)
+            await _record_payout(session, runtime, actor, failed, body.reason)
+        raise
+    await _record_payout(session, runtime, actor, payout, body.reason)
     return payout
+
+
+async def _record_payout(
+    session: AsyncSession, runtime: Runtime, actor: Actor, payout: Payout, reason: str | None
+) -> None:
+    after = payout_object(payout)
+    at = runtime.clock.now()
+    await record(
+        session, actor, CREATE_PAYOUT, "payout", payout.reference, None, after, reason, at=at
+    )
 
 
 async def _draft(
