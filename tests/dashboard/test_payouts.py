@@ -356,3 +356,37 @@ async def test_a_form_sent_twice_makes_one_payout_and_an_operator_s_refusal_is_a
     assert statuses == "succeeded failed"
     audited = "SELECT count(*) FROM audit_log WHERE action = 'payout.create'"
     assert await scalar(runtime, audited) == 2
+
+
+async def test_review_a_draft_form_sent_twice_is_one_draft_and_a_changed_or_taken_one_is_refused(
+    client: httpx.AsyncClient, runtime: Runtime, server: ServerThread, live_merchant: MerchantKeys
+) -> None:
+    """Review findings 1, 4, 5: a form sent twice above the threshold made two drafts (an
+    approver approving both paid twice); an own-account draft approved after the validated
+    account changed paid the new number; a payout whose external_id was a draft's reference
+    made the draft's approval a replay of it."""
+    await _threshold(runtime, live_merchant.id, 1000)
+    maker = await make_member(runtime, live_merchant.id, "f@shop.example", "finance")
+    checker = await make_member(runtime, live_merchant.id, "o@shop.example", "owner")
+    async with await _signed_in(server, maker) as finance:
+        shown = (await finance.get(LIVE_NEW)).text
+        csrf, key = _CSRF.search(shown), re.search(r'name="external_id" value="([^"]+)"', shown)
+        assert csrf is not None and key is not None
+        fields = {"csrf": csrf.group(1), "external_id": key.group(1)}
+        fields |= {"destination": "own", "amount": "5000"}
+        for _ in range(2):
+            assert (await finance.post(LIVE_NEW, fields)).status_code == 303
+        assert await scalar(runtime, "SELECT count(*) FROM payout_drafts") == 1
+        await _ask(finance, LIVE_NEW, destination="own", amount="6000")
+    first = await scalar(runtime, "SELECT reference FROM payout_drafts WHERE amount = 5000")
+    second = await scalar(runtime, "SELECT reference FROM payout_drafts WHERE amount = 6000")
+    await set_payout_account(runtime, live_merchant.id, "22996330000", validated=True)
+    taken = await create(client, live_merchant.headers(True), amount=100, external_id=second)
+    assert taken.status_code == 201, taken.text
+    async with await _signed_in(server, checker) as owner:
+        for reference in (first, second):
+            refused = await _post_form(owner, DRAFTS, f"{DRAFTS}/{reference}/approve")
+            assert refused.status_code == 409, refused.text
+    assert await scalar(runtime, "SELECT count(*) FROM payouts") == 1  # the API's own
+    statuses = await scalar(runtime, "SELECT string_agg(status, ' ') FROM payout_drafts")
+    assert statuses == "awaiting awaiting"

@@ -158,3 +158,18 @@ async def test_only_owners_change_settings(runtime: Runtime, dashboard: ConsoleC
     )
     refused = await dashboard.get(SETTINGS)
     assert refused.status_code == 403
+
+
+async def test_review_a_small_file_declaring_a_huge_image_is_refused_before_decoding(
+    runtime: Runtime, dashboard: ConsoleClient
+) -> None:
+    """Review finding 3: a 12,000 px square of one colour weighs little as a file but a
+    gigabyte once decoded, in the event loop."""
+    await _owner(runtime, dashboard)
+    written = io.BytesIO()
+    Image.new("1", (12_000, 12_000)).save(written, format="PNG")
+    huge = written.getvalue()
+    assert len(huge) < 200_000
+    refused = await _upload(dashboard, "huge.png", huge, "image/png")
+    assert refused.status_code == 422 and "4096 pixels" in refused.text
+    assert await scalar(runtime, "SELECT logo IS NULL FROM merchants") is True

@@ -168,3 +168,16 @@ async def test_a_period_s_payments_payouts_and_refunds_download_as_csv(
     assert refused.status_code == 422
     exports = "SELECT count(*) FROM audit_log WHERE action = 'dashboard.export'"
     assert await scalar(runtime, exports) == 4
+
+
+async def test_review_a_month_at_the_ends_of_the_calendar_is_refused_not_a_500(
+    runtime: Runtime, dashboard: ConsoleClient
+) -> None:
+    """Review finding 2: `9999-12` (its next month is year 10000) and `0001-01` (its previous
+    is year 0) were 500s."""
+    merchant = await make_merchant(runtime)
+    await dashboard.signed_in_as(await make_member(runtime, merchant.id, "o@shop.example", "owner"))
+    for month in ("9999-12", "0001-01", "1969-12"):
+        for address in (PAGE, f"{PAGE}/print", f"{PAGE}/csv"):
+            answer = await dashboard.get(f"{address}?month={month}")
+            assert answer.status_code == 422, (address, month, answer.status_code)

@@ -45,6 +45,9 @@ class Line:
     created_at: datetime
 
 
+_FIRST_YEAR, _LAST_YEAR = 1970, 9998
+
+
 @dataclass(frozen=True)
 class Month:
     """A calendar month in UTC: `[start, end)`."""
@@ -54,11 +57,14 @@ class Month:
 
     @classmethod
     def parse(cls, text: str, field: str = "month") -> Month:
-        """`2026-11`; refused (422 on `field`) otherwise."""
+        """`2026-11`, from 1970 to 9998 (a month and its neighbours are dates); refused (422
+        on `field`) otherwise."""
         try:
             start = datetime.strptime(text, "%Y-%m").replace(tzinfo=UTC)
         except ValueError:
-            raise InvalidRequest.field(field, f"Mois invalide : {text} (AAAA-MM).") from None
+            start = None
+        if start is None or not _FIRST_YEAR <= start.year <= _LAST_YEAR:
+            raise InvalidRequest.field(field, f"Mois invalide : {text} (AAAA-MM).")
         return cls(start, _month_after(start, 1))
 
     @classmethod

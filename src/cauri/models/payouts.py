@@ -110,10 +110,13 @@ class PayoutDraft(Base):
             "status IN ('awaiting', 'approved', 'rejected', 'cancelled')", name="status"
         ),
         Index("ix_payout_drafts_list", "merchant_id", "status", "created_at"),
+        # A request sent twice is one draft.
+        UniqueConstraint("merchant_id", "external_id"),
     )
 
     reference: Mapped[str] = mapped_column(String, primary_key=True)
     merchant_id: Mapped[str] = mapped_column(ForeignKey("merchants.id"))
+    external_id: Mapped[str]
     request: Mapped[dict[str, Any]] = mapped_column(JSONB)
     # As the payout would be: shown in the list of drafts.
     amount: Mapped[int] = mapped_column(BigInteger)

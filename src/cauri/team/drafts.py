@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit import approvers
@@ -49,7 +50,11 @@ _AMOUNT_LIMIT = Decimal(10) ** 15
 async def ask(
     session: AsyncSession, runtime: Runtime, actor: Actor, caller: Caller, body: PayoutCreate
 ) -> Payout | PayoutDraft:
-    """The payout, or its draft when the team's second approval is needed."""
+    """The payout, or its draft when the team's second approval is needed. A request
+    without an `external_id` gets one: asked twice, it is one payout or one draft, and a
+    refused one is found again to be audited."""
+    if body.external_id is None:
+        body = body.model_copy(update={"external_id": prefixed("dsh")})
     merchant = await session.get(Merchant, caller.merchant_id)
     threshold = merchant.team_approval_above if merchant and caller.livemode else None
     if threshold is not None:
@@ -67,13 +72,14 @@ async def _pay(
     """The payout, audited; one its operator refused is kept failed (as through the API)
     and audited too, found by its `external_id` (the form's, or the draft's reference)."""
     try:
-        payout, _ = await payouts.create(session, runtime, caller, body)
+        payout, created = await payouts.create(session, runtime, caller, body)
     except PayoutFailed:
         if body.external_id is not None:
             failed = await payouts.get(session, caller, body.external_id)
             await _record_payout(session, runtime, actor, failed, body.reason)
         raise
-    await _record_payout(session, runtime, actor, payout, body.reason)
+    if created:  # a request sent again is the first one's payout, audited then
+        await _record_payout(session, runtime, actor, payout, body.reason)
     return payout
 
 
@@ -96,28 +102,40 @@ async def _draft(
     quote: Quote,
 ) -> PayoutDraft:
     assert actor.staff_account_id is not None  # a member always has an account
-    draft = PayoutDraft(
-        reference=prefixed("pdr"),
-        merchant_id=caller.merchant_id,
+    values = {
+        "reference": prefixed("pdr"),
+        "merchant_id": caller.merchant_id,
+        "external_id": body.external_id,
         # The amount is the row's (a JSON text would not be the API's JSON number).
-        request=body.model_dump(mode="json", exclude_none=True, exclude={"amount"}),
-        amount=quote.amount,
-        fee_amount=quote.fee,
-        currency=quote.beneficiary.mode.currency,
-        operator=quote.beneficiary.mode.operator,
-        phone_number=quote.beneficiary.phone_number,
-        third_party=quote.beneficiary.third_party,
-        status=AWAITING,
-        created_by=actor.staff_account_id,
-        created_by_email=actor.name,
-        created_at=runtime.clock.now(),
+        "request": body.model_dump(mode="json", exclude_none=True, exclude={"amount"}),
+        "amount": quote.amount,
+        "fee_amount": quote.fee,
+        "currency": quote.beneficiary.mode.currency,
+        "operator": quote.beneficiary.mode.operator,
+        "phone_number": quote.beneficiary.phone_number,
+        "third_party": quote.beneficiary.third_party,
+        "status": AWAITING,
+        "created_by": actor.staff_account_id,
+        "created_by_email": actor.name,
+        "created_at": runtime.clock.now(),
+    }
+    # A request sent twice (its external_id taken): the first one's draft.
+    statement = (
+        insert(PayoutDraft)
+        .values(values)
+        .on_conflict_do_nothing(index_elements=["merchant_id", "external_id"])
+        .returning(PayoutDraft)
     )
-    session.add(draft)
-    await session.flush()
+    draft = (await session.scalars(statement)).one_or_none()
+    if draft is None:
+        taken = select(PayoutDraft).where(
+            PayoutDraft.merchant_id == caller.merchant_id,
+            PayoutDraft.external_id == body.external_id,
+        )
+        return (await session.scalars(taken)).one()
     after = draft_row(draft)
-    await record(
-        session, actor, CREATE, "payout_draft", draft.reference, None, after, at=draft.created_at
-    )
+    at = draft.created_at
+    await record(session, actor, CREATE, "payout_draft", draft.reference, None, after, at=at)
     return draft
 
 
@@ -181,12 +199,35 @@ async def approve(
     draft = await _awaiting(session, caller.merchant_id, reference)
     maker = Actor.member(draft.created_by_email, draft.created_by)
     await approvers.check_second(session, maker, actor, runtime.clock.now())
-    await _decide(session, runtime, actor, caller.merchant_id, reference, APPROVE, APPROVED)
     amount = Decimal(draft.amount).scaleb(-EXPONENT[draft.currency])
     body = PayoutCreate.model_validate(
         draft.request | {"amount": amount, "external_id": draft.reference}
     )
+    await _unchanged(session, caller, draft, body)
+    await _decide(session, runtime, actor, caller.merchant_id, reference, APPROVE, APPROVED)
     return await _pay(session, runtime, actor, caller, body)
+
+
+async def _unchanged(
+    session: AsyncSession, caller: Caller, draft: PayoutDraft, body: PayoutCreate
+) -> None:
+    """Refuses an approval of something else than what was asked and shown: the payout
+    would now go to another number (the validated account changed), or cost another fee;
+    or the draft's reference is already another payout's `external_id`."""
+    quote = await payouts.quote(session, caller, body)
+    now = (quote.beneficiary.phone_number, quote.beneficiary.mode.operator, quote.fee)
+    if now != (draft.phone_number, draft.operator, draft.fee_amount):
+        raise Conflict(
+            "Le transfert a changé depuis la demande (compte de transfert ou frais) : "
+            "rejetez ce brouillon et demandez-en un nouveau."
+        )
+    taken = select(Payout.reference).where(
+        Payout.merchant_id == caller.merchant_id,
+        Payout.livemode == caller.livemode,
+        Payout.external_id == draft.reference,
+    )
+    if await session.scalar(taken) is not None:
+        raise Conflict(f"Un autre transfert porte déjà la référence {draft.reference}.")
 
 
 async def reject(
@@ -232,7 +273,7 @@ async def set_threshold(
 ) -> Merchant:
     """The owner's threshold, in major units of XOF/XAF (the merchant's limits' unit);
     empty: no second approval."""
-    merchant = await session.get(Merchant, merchant_id, with_for_update=True)
+    merchant = await session.get(Merchant, merchant_id, with_for_update={"key_share": True})
     assert merchant is not None  # the member's own merchant
     value = None if amount is None else _threshold(amount)
 

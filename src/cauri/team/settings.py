@@ -8,6 +8,7 @@ checkout pages serve is an image Cauri wrote, without the file's metadata."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 from typing import Any
 
@@ -30,6 +31,7 @@ ASK_PAYOUT_ACCOUNT = "merchant.payout_account_request"
 # Under the body limit of every request (cauri.kit.body_limit), with room for the form.
 LOGO_BYTES = 200_000
 LOGO_SIDE = 512
+LOGO_MAX_SIDE_SENT = 4096
 _FORMATS = {"PNG", "JPEG"}
 _NAME_MAX = 120
 
@@ -52,7 +54,9 @@ async def _changed(
     action: str,
     change: Any,
 ) -> Merchant:
-    merchant = await session.get(Merchant, merchant_id, with_for_update=True)
+    # FOR NO KEY UPDATE: the merchant's payments and payouts, which only reference the row,
+    # go on meanwhile.
+    merchant = await session.get(Merchant, merchant_id, with_for_update={"key_share": True})
     assert merchant is not None  # the member's own merchant
 
     async def state() -> dict[str, Any]:
@@ -108,9 +112,15 @@ def reencoded(data: bytes) -> bytes:
         with Image.open(io.BytesIO(data)) as image:
             if image.format not in _FORMATS:
                 raise InvalidRequest.field("logo", "Le logo est une image PNG ou JPEG.")
+            # Read from the header, before a pixel is decoded: a small file may declare a
+            # huge image (a gigabyte once decoded).
+            if max(image.size) > LOGO_MAX_SIDE_SENT:
+                raise InvalidRequest.field(
+                    "logo", f"Le logo mesure au plus {LOGO_MAX_SIDE_SENT} pixels de côté."
+                )
             image.load()
             picture = image.convert("RGBA")
-    except (UnidentifiedImageError, OSError, Image.DecompressionBombError):
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, Image.DecompressionBombError):
         raise InvalidRequest.field("logo", "Le logo est une image PNG ou JPEG.") from None
     picture.thumbnail((LOGO_SIDE, LOGO_SIDE))
     written = io.BytesIO()
@@ -122,7 +132,8 @@ async def set_logo(
     session: AsyncSession, runtime: Runtime, actor: Actor, merchant_id: str, data: bytes | None
 ) -> Merchant:
     """The logo (None: removed)."""
-    logo = None if data is None else reencoded(data)
+    # Decoding is CPU work: off the event loop, as password hashing is.
+    logo = None if data is None else await asyncio.to_thread(reencoded, data)
     now = runtime.clock.now()
 
     def change(merchant: Merchant) -> None:
