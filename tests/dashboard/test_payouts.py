@@ -16,6 +16,7 @@ from cauri.kit.db import unit_of_work
 from cauri.kit.errors import Conflict
 from cauri.merchants.auth import Caller
 from cauri.merchants.service import merchants
+from cauri.models import User
 from cauri.payouts.schemas import PayoutCreate
 from cauri.runtime import Runtime
 from cauri.team import actions, drafts
@@ -390,3 +391,25 @@ async def test_review_a_draft_form_sent_twice_is_one_draft_and_a_changed_or_take
     assert await scalar(runtime, "SELECT count(*) FROM payouts") == 1  # the API's own
     statuses = await scalar(runtime, "SELECT string_agg(status, ' ') FROM payout_drafts")
     assert statuses == "awaiting awaiting"
+
+
+async def test_review_a_draft_of_a_maker_disabled_or_no_longer_moving_money_is_only_rejected(
+    runtime: Runtime, server: ServerThread, live_merchant: MerchantKeys
+) -> None:
+    """Review: a draft stayed approvable once its maker was disabled or made a viewer."""
+    await _threshold(runtime, live_merchant.id, 1000)
+    maker = await make_member(runtime, live_merchant.id, "f@shop.example", "finance")
+    checker = await make_member(runtime, live_merchant.id, "o@shop.example", "owner")
+    async with await _signed_in(server, maker) as finance:
+        assert (await _ask(finance, LIVE_NEW, destination="own", amount="5000")).status_code == 303
+    reference = await _draft_reference(runtime)
+    async with unit_of_work(runtime.sessionmaker) as session:
+        await session.execute(
+            User.__table__.update().where(User.email == maker.email).values(role="viewer")
+        )
+    async with await _signed_in(server, checker) as owner:
+        refused = await _post_form(owner, DRAFTS, f"{DRAFTS}/{reference}/approve")
+        assert refused.status_code == 409 and "ne peut plus demander" in refused.text
+        rejected = await _post_form(owner, DRAFTS, f"{DRAFTS}/{reference}/reject")
+        assert rejected.status_code == 303
+    assert await scalar(runtime, "SELECT count(*) FROM payouts") == 0

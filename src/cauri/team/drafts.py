@@ -29,10 +29,11 @@ from cauri.kit.ids import prefixed
 from cauri.kit.money import EXPONENT, format_major, to_minor
 from cauri.kit.phone import mask
 from cauri.merchants.auth import Caller
-from cauri.models import Merchant, Payout, PayoutDraft
+from cauri.models import Merchant, Payout, PayoutDraft, User
 from cauri.payouts.schemas import PayoutCreate, payout_object
 from cauri.payouts.service import Quote, check_per_payout, payouts
 from cauri.runtime import Runtime
+from cauri.team.roles import Permission, allows
 
 CREATE_PAYOUT = "payout.create"
 CREATE = "payout_draft.create"
@@ -197,6 +198,7 @@ async def approve(
     the payout is refused before anything is written (the balance no longer covers it, a
     cap would be passed); an operator's refusal is a failed payout, as through the API."""
     draft = await _awaiting(session, caller.merchant_id, reference)
+    await _maker_still_moves_money(session, draft)
     maker = Actor.member(draft.created_by_email, draft.created_by)
     await approvers.check_second(session, maker, actor, runtime.clock.now())
     amount = Decimal(draft.amount).scaleb(-EXPONENT[draft.currency])
@@ -206,6 +208,21 @@ async def approve(
     await _unchanged(session, caller, draft, body)
     await _decide(session, runtime, actor, caller.merchant_id, reference, APPROVE, APPROVED)
     return await _pay(session, runtime, actor, caller, body)
+
+
+async def _maker_still_moves_money(session: AsyncSession, draft: PayoutDraft) -> None:
+    """A draft is its maker's request: once they are disabled or no longer move money, it
+    is nobody's, and only a rejection ends it."""
+    maker = await session.get(User, draft.created_by)
+    if (
+        maker is None
+        or maker.disabled_at is not None
+        or not allows(maker.role, Permission.MOVE_MONEY)
+    ):
+        raise Conflict(
+            f"{draft.created_by_email} ne peut plus demander de transfert : ce brouillon ne "
+            "peut qu'être rejeté."
+        )
 
 
 async def _unchanged(
