@@ -79,11 +79,14 @@ async def test_the_breaker_postpones_attempts_probes_and_closes_on_success(
     assert len(receiver.requests) == THRESHOLD + 1
     assert await circuit(runtime) == (THRESHOLD + 1, clock.now() + timedelta(seconds=COOLDOWN))
 
-    # The next probe succeeds and closes it; the attempts held back then go out.
+    # The next probe succeeds and closes it; the attempts held back then go out: those the
+    # worker's other lanes claimed while the probe was in flight after the probe's timeout,
+    # any claimed once it had closed the breaker at once (lanes run side by side: which
+    # comes first is the machine's, so only the bounds are the rule).
     receiver.default = Answer(200)
     clock.advance(COOLDOWN)
     await worker.drain()
-    assert len(receiver.requests) == THRESHOLD + 2
+    assert THRESHOLD + 2 <= len(receiver.requests) <= THRESHOLD + 2 + 3
     assert await circuit(runtime) == (0, None)
     clock.advance(breaking.settings.webhook_timeout + 1)
     await worker.drain()
