@@ -49,7 +49,7 @@ from cauri.config import Settings
 from cauri.events import service as events
 from cauri.kit import migrate
 from cauri.kit.db import as_asyncpg, unit_of_work
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.merchants.service import merchants
 from cauri.runtime import Runtime
 from cauri.webhooks import service as webhooks

@@ -15,7 +15,7 @@ from cauri.audit.actor import Actor
 from cauri.kit.clock import ManualClock
 from cauri.kit.db import unit_of_work
 from cauri.kit.money import format_amount
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.models import ApiKey, Merchant, WebhookDelivery
 from cauri.payouts.schemas import PayoutCreate
 from cauri.runtime import Runtime

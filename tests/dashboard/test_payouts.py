@@ -14,7 +14,7 @@ import pytest
 from cauri.audit.actor import Actor
 from cauri.kit.db import unit_of_work
 from cauri.kit.errors import Conflict
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.merchants.service import merchants
 from cauri.models import User
 from cauri.payouts.schemas import PayoutCreate

@@ -11,7 +11,7 @@ import httpx
 from cauri.audit.actor import Actor
 from cauri.kit.clock import ManualClock
 from cauri.kit.db import unit_of_work
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.models import Merchant
 from cauri.payouts.schemas import PayoutCreate
 from cauri.runtime import Runtime

@@ -35,6 +35,16 @@ def test_pages_and_periods_need_no_web_framework() -> None:
     assert "fastapi" not in _imported_by("import cauri.kit.pagination, cauri.kit.period")
 
 
+def test_a_command_that_reads_the_database_needs_no_web_framework() -> None:
+    """`cauri payments show` is what an operator runs most: the services and objects it
+    uses take a `Caller` (merchants/caller.py) and report invalid input
+    (kit/validation_messages.py) without FastAPI, whose import alone is a third of a
+    second here."""
+    loaded = _imported_by("import cauri.cli.payments, cauri.cli.payouts")
+    assert "fastapi" not in loaded
+    assert "sqlalchemy" in loaded  # the probe sees what the command does import
+
+
 def test_the_roots_help_lists_every_group_without_loading_one() -> None:
     shown = subprocess.run(
         [str(CAURI), "--help"], capture_output=True, text=True, check=True, env={"COLUMNS": "200"}

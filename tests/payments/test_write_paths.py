@@ -12,7 +12,7 @@ import pytest
 
 from cauri.kit.db import unit_of_work
 from cauri.kit.errors import PaymentFailed
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.operators.protocol import Collection
 from cauri.payments.schemas import PaymentCreate
 from cauri.payments.service import PaymentService

@@ -8,7 +8,7 @@ from __future__ import annotations
 import httpx
 
 from cauri.kit.db import unit_of_work
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.operators import catalogue
 from cauri.payouts.schemas import PayoutCreate
 from cauri.payouts.service import Beneficiary, _row, payouts

@@ -27,7 +27,7 @@ from cauri.kit.errors import Conflict, InvalidRequest, NotFound, ServerError
 from cauri.kit.ids import prefixed, random_text
 from cauri.kit.money import format_major, to_minor
 from cauri.kit.pagination import Page
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.models import CheckoutSession, PaymentLink, lookups
 from cauri.payments import rules
 from cauri.runtime import Runtime

@@ -37,12 +37,12 @@ from cauri.checkout import jobs
 from cauri.checkout.schemas import CheckoutSessionCreate, SessionFilters, session_object
 from cauri.events import service as events
 from cauri.kit import phone
-from cauri.kit.error_handlers import validation_error
 from cauri.kit.errors import CauriError, Conflict, InvalidRequest, NotFound, ServerError
 from cauri.kit.ids import prefixed
 from cauri.kit.money import Currency, to_major, to_minor
 from cauri.kit.pagination import Page
-from cauri.merchants.auth import Caller
+from cauri.kit.validation_messages import validation_error
+from cauri.merchants.caller import Caller
 from cauri.merchants.contract import FeeBearer, open_modes, payment_terms
 from cauri.models import CheckoutSession, InstallmentPlan, Payment, PaymentLink, lookups
 from cauri.models.checkout import SessionStatus

@@ -11,7 +11,7 @@ from cauri.audit.log import record
 from cauri.dashboard.auth import SignedIn
 from cauri.kit.db import unit_of_work
 from cauri.kit.errors import MerchantInactive
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.merchants.service import merchants
 from cauri.runtime import Runtime
 

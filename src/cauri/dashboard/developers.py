@@ -25,7 +25,7 @@ from cauri.kit.errors import CauriError, InvalidRequest, NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.kit.pagination import Page
 from cauri.merchants import api_errors
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.merchants.keys import GRACES
 from cauri.models import ApiKey, WebhookDelivery
 from cauri.signin.forms import posted

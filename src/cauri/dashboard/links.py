@@ -18,7 +18,7 @@ from cauri.dashboard.rendering import DashboardRoute, base_of, render
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.payments.endpoints import public_base_url
 from cauri.signin.forms import Form, decimal_field, given, pager, posted
 from cauri.signin.route import redirect

@@ -15,7 +15,7 @@ from cauri.kit import cte
 from cauri.kit.errors import NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.kit.pagination import Page
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.models import Event, lookups
 from cauri.webhooks.scheduling import first_attempt
 from cauri.worker import queue

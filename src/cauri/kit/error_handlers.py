@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import Literal
 
 import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException
 from starlette.types import Receive, Scope, Send
 
-from cauri.kit import validation_messages
 from cauri.kit.errors import (
     CauriError,
     InvalidRequest,
@@ -21,31 +20,9 @@ from cauri.kit.errors import (
     NotFound,
     ServerError,
 )
+from cauri.kit.validation_messages import validation_error
 
 log = structlog.get_logger("cauri.http")
-
-_SOURCES = {"body", "query", "path", "header"}
-
-
-def _field_name(loc: tuple[Any, ...]) -> str:
-    parts = [str(part) for part in loc if not isinstance(part, int)]
-    if parts and parts[0] in _SOURCES:
-        parts = parts[1:]
-    return ".".join(parts) or "body"
-
-
-def _message(error: Mapping[str, Any]) -> str:
-    kind = error.get("type", "")
-    if kind in {"model_attributes_type", "dict_type"} and not error.get("loc", ())[1:]:
-        return "Le corps de la requête doit être un objet JSON."
-    return validation_messages.french(error)
-
-
-def validation_error(exc: RequestValidationError | ValidationError) -> InvalidRequest:
-    details: dict[str, list[str]] = {}
-    for error in exc.errors():
-        details.setdefault(_field_name(tuple(error.get("loc", ()))), []).append(_message(error))
-    return InvalidRequest("La requête est invalide.", details)
 
 
 def render(error: CauriError) -> JSONResponse:

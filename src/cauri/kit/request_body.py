@@ -10,7 +10,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from cauri.kit.error_handlers import validation_error
+from cauri.kit.validation_messages import validation_error
 
 
 class RequestBody(BaseModel):

@@ -1,6 +1,8 @@
 """French sentences, written for people, for what the validation library finds wrong with a
 value: never its English text, never a regular expression. Programs branch on `code`; the
-`details` messages are shown to the developer reading them, and often to their users.
+`details` messages are shown to the developer reading them, and often to their users
+(`validation_error`: the refusal, each field named once). Free of the web framework, so
+that what validates outside a request (forms, the command line) does not import it.
 
 A string pattern is described by the meaning registered with it (`pattern`): a refused
 e-mail address reads "Doit être une adresse e-mail valide.", not the pattern it failed."""
@@ -8,11 +10,13 @@ e-mail address reads "Doit être une adresse e-mail valide.", not the pattern it
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import Any, get_args
+from typing import Any, Protocol, get_args
 
 from pydantic_core.core_schema import ErrorType
+
+from cauri.kit.errors import InvalidRequest
 
 _BUILTIN_TYPES = frozenset(get_args(ErrorType))
 
@@ -133,3 +137,34 @@ def french(error: Mapping[str, Any]) -> str:
     if kind not in _BUILTIN_TYPES:
         return _sentence(str(error.get("msg", "")))  # a PydanticCustomError of this service
     return "Valeur invalide."
+
+
+_SOURCES = {"body", "query", "path", "header"}
+
+
+def _field_name(loc: tuple[Any, ...]) -> str:
+    parts = [str(part) for part in loc if not isinstance(part, int)]
+    if parts and parts[0] in _SOURCES:
+        parts = parts[1:]
+    return ".".join(parts) or "body"
+
+
+def _message(error: Mapping[str, Any]) -> str:
+    kind = error.get("type", "")
+    if kind in {"model_attributes_type", "dict_type"} and not error.get("loc", ())[1:]:
+        return "Le corps de la requête doit être un objet JSON."
+    return french(error)
+
+
+class _Invalid(Protocol):
+    """What the validation library and the web framework raise on invalid input."""
+
+    def errors(self) -> Sequence[Any]: ...
+
+
+def validation_error(exc: _Invalid) -> InvalidRequest:
+    """The spec's `invalid_request`, each refused field named with its French sentences."""
+    details: dict[str, list[str]] = {}
+    for error in exc.errors():
+        details.setdefault(_field_name(tuple(error.get("loc", ()))), []).append(_message(error))
+    return InvalidRequest("La requête est invalide.", details)

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit.access import RouteTemplates
 from cauri.kit.errors import CauriError
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.models import ApiError
 from cauri.runtime import Runtime
 

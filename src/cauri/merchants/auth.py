@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
@@ -14,15 +13,9 @@ from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import CauriError, KeyExpired, MerchantInactive, Unauthorized
 from cauri.kit.prepared import Prepared
 from cauri.merchants import contract, keys
+from cauri.merchants.caller import Caller
 from cauri.operators import catalogue
 from cauri.runtime import Runtime
-
-
-@dataclass(frozen=True)
-class Caller:
-    merchant_id: str
-    livemode: bool
-
 
 # Every request runs it: prepared once, run past the session's machinery (kit.prepared), a
 # read that opens no transaction.

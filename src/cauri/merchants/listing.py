@@ -13,7 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.http import SessionDep
 from cauri.kit.page_query import PageDep
 from cauri.kit.pagination import Page, listing
-from cauri.merchants.auth import Caller, CallerDep
+from cauri.merchants.auth import CallerDep
+from cauri.merchants.caller import Caller
 
 Row = TypeVar("Row")
 

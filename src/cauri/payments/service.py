@@ -25,7 +25,7 @@ from cauri.kit.prepared import Prepared
 from cauri.kit.wording import status_word
 from cauri.ledger import movements
 from cauri.ledger import service as ledger_service
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.merchants.contract import FeeBearer, payment_terms
 from cauri.models import Event, OperatorOperation, Payment, lookups, rows
 from cauri.operators import catalogue

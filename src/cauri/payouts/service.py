@@ -50,7 +50,7 @@ from cauri.kit.wording import status_word
 from cauri.ledger import movements
 from cauri.ledger import service as ledger_service
 from cauri.ledger.movements import Holder, Movement
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.merchants.contract import PAYOUT, read_terms
 from cauri.models import Event, Merchant, Payout, PayoutApproval, PlatformSettings, lookups, rows
 from cauri.models.payouts import APPROVAL_STATES

@@ -26,7 +26,7 @@ from cauri.kit.money import (
     to_minor,
 )
 from cauri.kit.pagination import Page
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.models import InstallmentPlan, Payment, PlatformSettings, lookups
 from cauri.models.plans import PlanStatus
 from cauri.operators.protocol import Outcome

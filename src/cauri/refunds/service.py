@@ -37,7 +37,7 @@ from cauri.kit.pagination import Page
 from cauri.kit.period import Period
 from cauri.ledger import movements
 from cauri.ledger.movements import Holder, Movement
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.models import Payment, Refund, lookups
 from cauri.operators import catalogue
 from cauri.operators.protocol import Disbursement, OperatorResult, Outcome, RefundSupport

@@ -12,8 +12,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse
 
 from cauri.http import UnitOfWorkRoute
-from cauri.kit.error_handlers import log_crash, validation_error
+from cauri.kit.error_handlers import log_crash
 from cauri.kit.errors import CauriError, ServerError
+from cauri.kit.validation_messages import validation_error
 from cauri.signin.door import SECURITY_HEADERS, Door
 from cauri.signin.errors import SignInRequired
 

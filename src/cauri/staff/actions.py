@@ -31,7 +31,7 @@ from cauri.kit.errors import Conflict, InvalidRequest, NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.kit.money import to_minor
 from cauri.ledger import holdings
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.merchants.service import NewMerchant
 from cauri.merchants.service import merchants as merchant_service
 from cauri.models import (

@@ -15,7 +15,7 @@ from cauri.checkout.links import payment_links
 from cauri.checkout.schemas import PaymentLinkCreate, link_object
 from cauri.kit.errors import Conflict, NotFound
 from cauri.kit.ids import parse_uuid
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.models import PaymentLink, Refund, User
 from cauri.payments.service import payments
 from cauri.people import accounts

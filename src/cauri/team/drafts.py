@@ -28,7 +28,7 @@ from cauri.kit.errors import Conflict, InvalidRequest, NotFound, PayoutFailed
 from cauri.kit.ids import prefixed
 from cauri.kit.money import EXPONENT, format_major, to_minor
 from cauri.kit.phone import mask
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.models import Merchant, Payout, PayoutDraft, User
 from cauri.payouts.schemas import PayoutCreate, payout_object
 from cauri.payouts.service import Quote, check_per_payout, payouts

@@ -15,9 +15,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.templating import Jinja2Templates
 
 from cauri.http import UnitOfWorkRoute
-from cauri.kit.error_handlers import log_crash, validation_error
+from cauri.kit.error_handlers import log_crash
 from cauri.kit.errors import CauriError, ServerError
 from cauri.kit.money import format_amount as format_amount
+from cauri.kit.validation_messages import validation_error
 from cauri.models import Merchant
 from cauri.web.language import language_of, translator
 

@@ -20,7 +20,7 @@ from cauri.kit.errors import Conflict, NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.kit.pagination import Page
 from cauri.merchants import webhook_secrets
-from cauri.merchants.auth import Caller
+from cauri.merchants.caller import Caller
 from cauri.models import Event, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from cauri.runtime import Runtime
 from cauri.webhooks import breaker, url_safety
