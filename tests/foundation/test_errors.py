@@ -24,7 +24,8 @@ def assert_envelope(response: httpx.Response, status: int, code: str) -> dict[st
     """The spec's error envelope, exactly: no other key, and a request id to quote."""
     error = assert_error(response, status, code)
     assert set(response.json()) == {"success", "error"}
-    assert set(error) <= {"code", "message", "details"}
+    # `reference`: Cauri's addition, on a 402 that recorded the failed resource (issue 27).
+    assert set(error) <= {"code", "message", "details", "reference"}
     assert response.headers["content-type"].startswith("application/json")
     assert len(response.headers.get("x-request-id", "")) == 32
     assert response.headers["x-content-type-options"] == "nosniff"
@@ -134,9 +135,10 @@ async def test_business_errors_carry_the_envelope_and_request_id(
     refused = await client.post(
         f"{API}/payments", json=momo_body(phone_number="22997000001"), headers=merchant.headers()
     )
-    assert "details" not in assert_envelope(refused, 402, "payment_failed")
+    error = assert_envelope(refused, 402, "payment_failed")
+    assert "details" not in error and error["reference"]
     missing = await client.get(f"{API}/payments/nope", headers=merchant.headers())
-    assert "details" not in assert_envelope(missing, 404, "not_found")
+    assert {"details", "reference"}.isdisjoint(assert_envelope(missing, 404, "not_found"))
 
 
 async def test_oversized_body_without_a_key_is_413_not_401(client: httpx.AsyncClient) -> None:

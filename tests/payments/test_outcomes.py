@@ -85,6 +85,8 @@ async def test_0001_is_refused_and_recorded_failed(
     assert [p["status"] for p in listed] == ["failed"]
     payment = await fetch(client, merchant, "o-1")
     assert payment["status"] == "failed"
+    # The refusal names what it recorded: found even without an external_id.
+    assert response.json()["error"]["reference"] == payment["reference"]
     assert await fetch(client, merchant, payment["reference"]) == payment
     events = await events_of(runtime, payment["reference"])
     assert [kind for kind, _ in events] == ["payment.failed"]

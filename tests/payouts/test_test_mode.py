@@ -67,6 +67,7 @@ async def test_0001_is_refused_recorded_failed_and_nothing_taken(
     assert_error(response, 402, "payout_failed")
     failed = (await client.get(f"{PAYOUTS}/r-1", headers=merchant.headers())).json()["data"]
     assert failed["status"] == "failed"
+    assert response.json()["error"]["reference"] == failed["reference"]
     assert failed["completed_at"] is not None
     assert await merchant_available(runtime, merchant.id) == 5000
     # Not even a debit and its reversal: the refusal left no trace in the ledger.

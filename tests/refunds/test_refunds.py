@@ -176,10 +176,11 @@ async def test_live_refusal_at_initiation_takes_nothing(
     merchant = await make_merchant(runtime)
     payment = await paid_payment(client, merchant, live=True)
     response = await ask_refund(client, merchant, payment["reference"], live=True)
-    assert_error(response, 402, "refund_failed")
+    refused = assert_error(response, 402, "refund_failed")
     [sent] = fake.disbursed
     assert (sent.amount, sent.phone_number) == (1000, "22997000000")
     reference = await scalar(runtime, "SELECT reference FROM refunds WHERE status = 'failed'")
+    assert refused["reference"] == reference  # the live path's refusal names it too
     assert await ledger_postings_for(runtime, reference) == 0
     assert await merchant_available(runtime, merchant.id, livemode=True) == 1000
     assert [kind for kind, _ in await events_of(runtime, reference)] == ["refund.failed"]
@@ -203,8 +204,9 @@ async def test_test_mode_refund_to_a_0001_number_is_refused_at_initiation(
             {"id": payment["reference"]},
         )
     response = await ask_refund(client, merchant, payment["reference"])
-    assert_error(response, 402, "refund_failed")
+    refused = assert_error(response, 402, "refund_failed")
     reference = await scalar(runtime, "SELECT reference FROM refunds WHERE status = 'failed'")
+    assert refused["reference"] == reference
     assert await ledger_postings_for(runtime, reference) == 0
     assert await merchant_available(runtime, merchant.id) == 1500
     assert await _payment_status(client, merchant, payment["reference"]) == "succeeded"

@@ -191,7 +191,7 @@ class Flow(Generic[Row]):
         if not await movements.covers(session, self._disbursal(row)):
             raise InsufficientFunds()
         await finish(Outcome.FAILED, reason)
-        raise self.failure(message)
+        raise self.failure(message, reference=row.reference)
 
     async def send_debited(
         self, session: AsyncSession, runtime: Runtime, row: Row, finish: Finish
@@ -223,7 +223,7 @@ class Flow(Generic[Row]):
         await calls.engage(session, runtime, routed, subject, self.action, request)
         await session.refresh(row)
         if row.status == Outcome.FAILED:
-            raise self.failure(self.refused)
+            raise self.failure(self.refused, reference=row.reference)
 
     async def apply(
         self,

@@ -9,7 +9,7 @@ import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 from starlette.types import Receive, Scope, Send
 
@@ -88,6 +88,11 @@ class ErrorBody(BaseModel):
     code: str
     message: str
     details: dict[str, list[str]] | None = None
+    reference: str | None = Field(
+        default=None,
+        description="On a 402 that recorded a failed resource (payment_failed, payout_failed, "
+        "refund_failed): its reference, to read it even without an external_id.",
+    )
 
 
 class ErrorEnvelope(BaseModel):

@@ -18,16 +18,23 @@ class CauriError(Exception):
         message: str | None = None,
         details: dict[str, list[str]] | None = None,
         headers: dict[str, str] | None = None,
+        *,
+        reference: str | None = None,
     ) -> None:
         self.message = message or self.default_message
         self.details = details
         self.headers = headers or {}
+        # The resource a refusal kept (a payment or payout recorded failed): a merchant who
+        # sent no external_id finds it by this.
+        self.reference = reference
         super().__init__(self.message)
 
     def envelope(self) -> dict[str, Any]:
         error: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.details is not None:
             error["details"] = self.details
+        if self.reference is not None:
+            error["reference"] = self.reference
         return {"success": False, "error": error}
 
 

@@ -202,7 +202,7 @@ class PaymentService:
             return await self._replayed(session, caller, body, reply)
         await self.initiate(session, runtime, created, otp=body.otp, answer=answer)
         if created.status == Outcome.FAILED:
-            raise PaymentFailed()
+            raise PaymentFailed(reference=str(created.id))
         return reply(created, True)
 
     async def _replayed(
@@ -267,7 +267,8 @@ class PaymentService:
         if await decide.fetchrow(session, parameters) is None:
             return await self._replayed(session, caller, body, reply)
         if not succeeded:
-            raise PaymentFailed()  # keeps its writes: the payment is recorded failed
+            # Keeps its writes: the payment is recorded failed.
+            raise PaymentFailed(reference=str(decided.id))
         return answered
 
     async def _ask_offline(
@@ -447,7 +448,7 @@ class PaymentService:
             if await availability.state(session, runtime, route) is State.CLOSED:
                 # Refused at once rather than left waiting on an operator that is down.
                 await self.settle(session, runtime, payment, Outcome.FAILED, "operator_unavailable")
-                raise PaymentFailed(OPERATOR_DOWN)
+                raise PaymentFailed(OPERATOR_DOWN, reference=str(payment.id))
             collection = _collection(
                 payment, otp, calls.callback_url(runtime, routed.connector, str(payment.id))
             )
@@ -458,7 +459,7 @@ class PaymentService:
         else:
             await self.apply(session, runtime, payment, answer, recorded=True)
         if payment.status == Outcome.FAILED:
-            raise PaymentFailed()
+            raise PaymentFailed(reference=str(payment.id))
         if payment.status == Outcome.PENDING and payment.phone_number is None:
             # A card payment waits for its customer on the page: not forever (no scan of
             # pending payments: one job, due when its time is up).

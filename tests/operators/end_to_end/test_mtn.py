@@ -313,5 +313,8 @@ async def test_mtn_refusing_the_credentials_fails_the_payment_with_nothing_taken
 ) -> None:
     fake.api_key = "rotated-by-mtn"
     response = await pay(client, merchant.headers(livemode=True), momo_body(phone_number=NUMBER))
-    assert_error(response, 402, "payment_failed")
+    refused = assert_error(response, 402, "payment_failed")
     assert fake.received("collect") == []
+    # The live path's refusal names the payment it recorded failed.
+    failed = await read(client, merchant, f"payments/{refused['reference']}")
+    assert failed["status"] == "failed"
