@@ -9,10 +9,10 @@ import re
 
 import httpx
 
-from cauri.client.webhooks import verify
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
+from cauri_client.webhooks import verify
 from tests.console.builders import ConsoleClient, make_member
 from tests.console.test_actions import catch_up
 from tests.support import make_merchant, scalar
@@ -139,7 +139,7 @@ async def test_an_endpoint_set_here_receives_a_signed_test_event_and_resends_a_f
         await worker.drain()
         [arrived] = await receiver.wait_for(1)
         event = verify(arrived.body, arrived.headers["x-service-signature"], secret)
-        assert event["event"] == "webhook.test"
+        assert event.event == "webhook.test"
         listed = await dashboard.get(page)
         delivery_id = await scalar(runtime, "SELECT id FROM webhook_deliveries")
         assert f'id="delivery-{delivery_id}"' in listed.text

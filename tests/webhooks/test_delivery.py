@@ -12,12 +12,13 @@ from datetime import timedelta
 import httpx
 import stripe
 
-from cauri.client import webhooks as sdk
 from cauri.config import Settings
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
 from cauri.webhooks import delivery
 from cauri.worker.runner import Worker
+from cauri_client import Event
+from cauri_client import webhooks as sdk
 from tests.support import free_port, make_merchant, scalar, with_settings
 from tests.webhooks.builders import (
     api_client,
@@ -63,7 +64,7 @@ async def test_headers_envelope_and_signature(
     assert v1 == expected
     assert abs(int(timestamp) - time.time()) < 60
     # Our SDK and Stripe's verifier (same t/v1 scheme) both accept the raw body as received.
-    assert sdk.verify(request.body, signature, secret) == event
+    assert sdk.verify(request.body, signature, secret) == Event.from_json(event)
     assert stripe.WebhookSignature.verify_header(
         request.body.decode(), signature, secret, tolerance=300
     )
@@ -344,9 +345,9 @@ async def test_webhook_test_event_is_delivered(
 
     [request] = await receiver.wait_for(1)
     event = sdk.verify(request.body, request.headers["x-service-signature"], secret)
-    assert event["id"] == result["delivery_id"] == request.headers["x-service-delivery"]
-    assert event["event"] == "webhook.test" == request.headers["x-service-event"]
-    assert isinstance(event["data"]["message"], str) and event["data"]["message"]
+    assert event.id == result["delivery_id"] == request.headers["x-service-delivery"]
+    assert event.event == "webhook.test" == request.headers["x-service-event"]
+    assert isinstance(event.data["message"], str) and event.data["message"]
     [entry] = await deliveries(client, merchant)
     assert (entry["id"], entry["status"]) == (result["delivery_id"], "success")
 

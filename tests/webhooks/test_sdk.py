@@ -1,5 +1,5 @@
-"""The merchant SDK's `verify` (spec: Signature verification), and its agreement with
-Stripe's verifier, which uses the same t/v1 scheme."""
+"""The client package's `verify` (spec: Signature verification) on what the server's
+signature makes, and its agreement with Stripe's verifier, which uses the same t/v1 scheme."""
 
 from __future__ import annotations
 
@@ -10,20 +10,23 @@ import stripe
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cauri.client import webhooks as sdk
+from cauri.webhooks.signature import compute_signature, signature_header
+from cauri_client import Event
+from cauri_client import webhooks as sdk
 
 SECRET = "whsec_" + "s" * 32
 BODY = json.dumps({"id": "e1", "event": "webhook.test", "data": {"message": "é"}}).encode()
 NOW = 1_800_000_000
+EVENT = Event.from_json(json.loads(BODY))
 
 
 def header(body: bytes = BODY, secret: str = SECRET, t: int = NOW) -> str:
-    return sdk.signature_header(body, secret, t)
+    return signature_header(body, secret, t)
 
 
 def test_valid_signature_returns_the_event() -> None:
-    assert sdk.verify(BODY, header(), SECRET, now=NOW) == json.loads(BODY)
-    assert sdk.verify(BODY.decode(), header(), SECRET, now=NOW) == json.loads(BODY)
+    assert sdk.verify(BODY, header(), SECRET, now=NOW) == EVENT
+    assert sdk.verify(BODY.decode(), header(), SECRET, now=NOW) == EVENT
 
 
 def test_tolerance_both_ways() -> None:
@@ -68,7 +71,7 @@ def test_malformed_headers(malformed: str) -> None:
         sdk.verify(BODY, malformed, SECRET, now=NOW)
 
 
-GOOD_V1 = sdk.compute_signature(BODY, SECRET, NOW)
+GOOD_V1 = compute_signature(BODY, SECRET, NOW)
 
 
 @pytest.mark.parametrize(
@@ -144,7 +147,7 @@ def test_verify_returns_the_event_or_raises_its_own_error_for_any_header(
         event = sdk.verify(BODY, malformed, SECRET, now=NOW)  # type: ignore[arg-type]
     except sdk.WebhookVerificationError:
         return
-    assert event == json.loads(BODY)
+    assert event == EVENT
 
 
 @given(body=st.one_of(st.binary(), st.text()))
@@ -155,7 +158,7 @@ def test_verify_returns_the_event_or_raises_its_own_error_for_any_body(body: byt
         event = sdk.verify(body, header(raw), SECRET, now=NOW)
     except sdk.WebhookVerificationError:
         return
-    assert event == json.loads(raw)
+    assert event == Event.from_json(json.loads(raw))
 
 
 def test_a_body_decoded_with_surrogateescape_gives_back_its_bytes() -> None:
@@ -178,7 +181,7 @@ def test_a_secret_that_is_not_a_str_is_the_callers_bug(secret: object) -> None:
 
 
 def test_an_empty_secret_is_refused_rather_than_trusted() -> None:
-    forged = sdk.signature_header(BODY, "", NOW)
+    forged = signature_header(BODY, "", NOW)
     with pytest.raises(ValueError, match="secret"):
         sdk.verify(BODY, forged, "", now=NOW)
 

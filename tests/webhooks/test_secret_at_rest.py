@@ -8,11 +8,11 @@ import httpx
 from sqlalchemy import text
 
 from cauri.audit.actor import Actor
-from cauri.client import webhooks as sdk
 from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
 from cauri.staff import actions, keyring
 from cauri.worker.runner import Worker
+from cauri_client import webhooks as sdk
 from tests.support import make_merchant, scalar, with_settings
 from tests.webhooks.builders import ENDPOINT, send_test, set_endpoint
 from tests.webhooks.receiver import Receiver

@@ -17,8 +17,8 @@ from typing import Any
 import h11
 import httpx
 
-from cauri.client.webhooks import signature_header
 from cauri.webhooks import connections, url_safety
+from cauri.webhooks.signature import signature_header
 
 USER_AGENT = "Service-Webhooks/1.0"
 MAX_ERROR_LENGTH = 500
