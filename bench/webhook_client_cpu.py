@@ -46,8 +46,8 @@ _clients: dict[tuple[str, str, int, str], httpx.AsyncClient] = {}
 
 
 async def send_httpx(notification: delivery.Notification) -> int:
-    url = url_safety.check_url(notification.url, allow_private=True)
-    [address, *_] = await url_safety.resolve(url, allow_private=True)
+    url = url_safety.check_url(notification.url, reach=url_safety.Reach.PRIVATE)
+    [address, *_] = await url_safety.resolve(url, reach=url_safety.Reach.PRIVATE)
     key = (url.scheme, url.host, url.port or 0, address)
     if key not in _clients:
         transport = httpx.AsyncHTTPTransport()
@@ -78,7 +78,7 @@ async def measure(mode: str, count: int, port: int) -> None:
                     timestamp=int(time.time()),
                     time_limit=5,
                     connect_limit=3,
-                    allow_private=True,
+                    reach=url_safety.Reach.PRIVATE,
                 )
                 code = outcome.response_code
             if code != 200:

@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import sys
+import tempfile
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,6 +22,12 @@ from cauri.config import get_settings
 
 CAURI = Path(sys.executable).parent / "cauri"
 TIMEOUT = 120  # seconds: generous on a loaded machine; a hung command fails the test
+# A data directory that is never made: without it, a command would read the development key
+# of whoever runs the tests (./.cauri/secret_key). A test that wants one gives its own.
+NO_DATA_DIR = str(Path(tempfile.gettempdir()) / f"cauri-tests-no-data-{os.getpid()}")
+# What a command sets for the processes it starts (cli/common.use_setting): put back after a
+# command run in this process.
+_SET_BY_COMMANDS = ("CAURI_DATABASE_URL", "CAURI_SECRET_KEY", "CAURI_WEBHOOK_ALLOW_LOOPBACK")
 
 
 @dataclass(frozen=True)
@@ -51,8 +58,10 @@ class CliResult:
 
 
 def environment(env: Mapping[str, str]) -> dict[str, str]:
-    """This process's environment without its CAURI_* settings, then `env`."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("CAURI_")} | dict(env)
+    """This process's environment without its CAURI_* settings, then `env` (with a data
+    directory of none unless it names one)."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith("CAURI_")}
+    return kept | {"CAURI_DATA_DIR": NO_DATA_DIR} | dict(env)
 
 
 async def run(*args: str, env: Mapping[str, str], stdin: str | None, process: bool) -> CliResult:
@@ -81,6 +90,7 @@ def _in_process(args: tuple[str, ...], env: Mapping[str, str], stdin: str | None
     """Run in a thread of its own: a command runs its own event loop (asyncio.run). The
     settings are read afresh, as a new process would, and this process's CAURI_* hidden."""
     hidden: dict[str, str | None] = {k: None for k in os.environ if k.startswith("CAURI_")}
+    hidden |= {k: None for k in _SET_BY_COMMANDS} | {"CAURI_DATA_DIR": NO_DATA_DIR}
     get_settings.cache_clear()
     with CliRunner().isolation(input=stdin, env=hidden | dict(env)) as (stdout, stderr, _):
         try:

@@ -30,7 +30,11 @@ class Settings(BaseSettings):
     webhook_timeout: float = 10.0
     # Each TCP handshake of an attempt, within webhook_timeout (issue 8: at most 3 s).
     webhook_connect_timeout: float = 3.0
+    # Where notifications may go besides public HTTPS addresses (webhooks/url_safety.py):
+    # anywhere over http or https (tests, private networks), or this machine's loopback,
+    # which `cauri serve` allows when it serves on loopback only and this is not set.
     webhook_allow_private: bool = False
+    webhook_allow_loopback: bool | None = None
     # Deliveries of one endpoint (a merchant's environment) running at once, across workers.
     webhook_endpoint_concurrency: int = 4
     # Failures in a row that open an endpoint's circuit breaker, and how long it stays open.

@@ -8,7 +8,10 @@ import asyncio
 import json
 import os
 import signal
+import stat
+import tempfile
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -32,6 +35,8 @@ async def serve_until_it_answers(database_url: str, *args: str, **env: str) -> t
     environment["CAURI_DATABASE_URL"] = database_url.replace(
         "postgresql+asyncpg://", "postgresql://", 1
     )
+    # Its own data directory: on loopback without a key it makes one there.
+    environment["CAURI_DATA_DIR"] = tempfile.mkdtemp(prefix="cauri-serve-")
     environment |= env
     process = await asyncio.create_subprocess_exec(
         str(CAURI),
@@ -153,3 +158,48 @@ async def test_several_workers_with_redis_do_not_warn(database_url: str) -> None
         database_url, "--workers", "2", CAURI_REDIS_URL=REDIS_URL
     )
     assert "CAURI_REDIS_URL" not in stderr
+
+
+def logged(stdout: str, event: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in stdout.splitlines() if f'"{event}"' in line]
+
+
+async def test_serve_on_loopback_without_a_key_makes_one_once_that_every_command_uses(
+    database_url: str, tmp_path: Path
+) -> None:
+    """Issue 27, friction 2: the development key, made once in the data directory (0600),
+    said at start, used again by the next start and by the command line."""
+    data_dir = tmp_path / "data"
+    _, _, stdout = await serve_until_it_answers(
+        database_url, CAURI_DATA_DIR=str(data_dir), CAURI_LOG_JSON="1"
+    )
+    [made] = logged(stdout, "serve.development_key")
+    key_file = data_dir / "secret_key"
+    assert made["path"] == str(key_file) and made["made_now"] is True
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    key = key_file.read_text()
+    _, _, stdout = await serve_until_it_answers(
+        database_url, CAURI_DATA_DIR=str(data_dir), CAURI_LOG_JSON="1"
+    )
+    assert logged(stdout, "serve.development_key")[0]["made_now"] is False
+    assert key_file.read_text() == key
+    shown = await run_cli(
+        database_url, "settings", "show", "--json", env_vars={"CAURI_DATA_DIR": str(data_dir)}
+    )
+    assert shown.json()["runtime"]["CAURI_SECRET_KEY"] == "set"
+    elsewhere = await run_cli(database_url, "settings", "show", "--json")
+    assert elsewhere.json()["runtime"]["CAURI_SECRET_KEY"] == "not set"
+
+
+async def test_serve_on_loopback_allows_webhooks_to_this_machine_and_says_so(
+    database_url: str,
+) -> None:
+    """Issue 27, friction 1: a developer's local receiver is accepted when the service
+    serves on loopback only; CAURI_WEBHOOK_ALLOW_LOOPBACK=false keeps the public rule."""
+    _, _, stdout = await serve_until_it_answers(database_url, CAURI_LOG_JSON="1")
+    [said] = logged(stdout, "serve.webhooks_to_loopback_allowed")
+    assert said["setting"] == "CAURI_WEBHOOK_ALLOW_LOOPBACK"
+    _, _, stdout = await serve_until_it_answers(
+        database_url, CAURI_LOG_JSON="1", CAURI_WEBHOOK_ALLOW_LOOPBACK="false"
+    )
+    assert logged(stdout, "serve.webhooks_to_loopback_allowed") == []

@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 import httpx
 import pytest
 
-from cauri.webhooks import connections, delivery
+from cauri.webhooks import connections, delivery, url_safety
 from tests.webhooks.receiver import Receiver
 
 
@@ -30,7 +30,7 @@ async def send(url: str) -> delivery.AttemptOutcome:
         timestamp=int(time.time()),
         time_limit=5,
         connect_limit=3,
-        allow_private=True,
+        reach=url_safety.Reach.PRIVATE,
     )
 
 

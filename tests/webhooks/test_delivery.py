@@ -15,7 +15,7 @@ import stripe
 from cauri.config import Settings
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
-from cauri.webhooks import delivery
+from cauri.webhooks import delivery, url_safety
 from cauri.worker.runner import Worker
 from cauri_client import Event
 from cauri_client import webhooks as sdk
@@ -476,7 +476,7 @@ async def test_an_address_that_never_completes_the_handshake_gives_up_after_3_s(
                 timestamp=int(time.time()),
                 time_limit=DEFAULTS["webhook_timeout"].default,
                 connect_limit=DEFAULTS["webhook_connect_timeout"].default,
-                allow_private=True,
+                reach=url_safety.Reach.PRIVATE,
             )
         finally:
             for filler in fillers:

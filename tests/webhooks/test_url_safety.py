@@ -170,9 +170,9 @@ async def test_a_name_resolving_to_a_refused_address_is_refused(
     dns: dict[str, list[str]], address: str
 ) -> None:
     dns["hooks.example.com"] = ["8.8.8.8", address]
-    url = url_safety.check_url("https://hooks.example.com/hooks", allow_private=False)
+    url = url_safety.check_url("https://hooks.example.com/hooks", reach=url_safety.Reach.PUBLIC)
     with pytest.raises(url_safety.UnsafeUrl, match="publique"):
-        await url_safety.resolve(url, allow_private=False)
+        await url_safety.resolve(url, reach=url_safety.Reach.PUBLIC)
 
 
 @pytest.mark.parametrize("address", ACCEPTED)
@@ -180,6 +180,63 @@ async def test_a_name_resolving_to_a_public_address_is_accepted(
     dns: dict[str, list[str]], address: str
 ) -> None:
     dns["hooks.example.com"] = [address]
-    url = url_safety.check_url("https://hooks.example.com/hooks", allow_private=False)
+    url = url_safety.check_url("https://hooks.example.com/hooks", reach=url_safety.Reach.PUBLIC)
     canonical = str(ipaddress.ip_address(address))
-    assert await url_safety.resolve(url, allow_private=False) == [canonical]
+    assert await url_safety.resolve(url, reach=url_safety.Reach.PUBLIC) == [canonical]
+
+
+LOOPBACK_ACCEPTED = ["http://127.0.0.1:3000/webhooks", "http://localhost:3000/webhooks"]
+LOOPBACK_REFUSED = [
+    "http://10.0.0.1/hooks",  # a private address is no closer for being on a laptop
+    "https://169.254.169.254/latest",
+    "http://hooks.example.com/hooks",  # http only to this machine
+]
+
+
+@pytest.mark.parametrize("url", LOOPBACK_ACCEPTED)
+async def test_a_service_serving_on_loopback_accepts_a_local_receiver(
+    runtime: Runtime, url: str
+) -> None:
+    """Issue 27, friction 1 (`cauri serve` on loopback sets CAURI_WEBHOOK_ALLOW_LOOPBACK)."""
+    local = with_settings(runtime, webhook_allow_private=False, webhook_allow_loopback=True)
+    merchant = await make_merchant(runtime)
+    async with api_client(local) as local_client:
+        response = await local_client.put(ENDPOINT, json={"url": url}, headers=merchant.headers())
+    assert response.status_code == 200, response.text
+    assert url_safety.check_url(url, reach=url_safety.Reach.LOOPBACK).host in {
+        "127.0.0.1",
+        "localhost",
+    }
+
+
+@pytest.mark.parametrize("url", LOOPBACK_REFUSED)
+async def test_loopback_allowed_still_refuses_private_addresses_and_plain_http_elsewhere(
+    runtime: Runtime, url: str
+) -> None:
+    local = with_settings(runtime, webhook_allow_private=False, webhook_allow_loopback=True)
+    merchant = await make_merchant(runtime)
+    async with api_client(local) as local_client:
+        response = await local_client.put(ENDPOINT, json={"url": url}, headers=merchant.headers())
+    assert_error(response, 422, "invalid_request")
+
+
+@pytest.mark.parametrize("url", LOOPBACK_ACCEPTED)
+async def test_a_refused_local_receiver_is_told_which_setting_lifts_the_rule(
+    runtime: Runtime, url: str
+) -> None:
+    strict = with_settings(runtime, webhook_allow_private=False)
+    merchant = await make_merchant(runtime)
+    async with api_client(strict) as strict_client:
+        response = await strict_client.put(ENDPOINT, json={"url": url}, headers=merchant.headers())
+    error = assert_error(response, 422, "invalid_request")
+    assert "CAURI_WEBHOOK_ALLOW_PRIVATE" in error["details"]["url"][0]
+
+
+async def test_names_resolving_to_loopback_are_delivered_to_only_with_loopback_allowed(
+    dns: dict[str, list[str]],
+) -> None:
+    dns["receiver.localhost"] = ["127.0.0.1"]
+    url = url_safety.check_url("http://receiver.localhost:3000/", reach=url_safety.Reach.LOOPBACK)
+    assert await url_safety.resolve(url, reach=url_safety.Reach.LOOPBACK) == ["127.0.0.1"]
+    with pytest.raises(url_safety.UnsafeUrl):
+        await url_safety.resolve(url, reach=url_safety.Reach.PUBLIC)

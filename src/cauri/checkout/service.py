@@ -187,7 +187,7 @@ class CheckoutService:
             url_safety.require_safe(
                 body.callback_url,
                 field="callback_url",
-                allow_private=runtime.settings.webhook_allow_private,
+                reach=url_safety.Reach.configured(runtime.settings),
             )
         plan = await _plan_to_pay(session, runtime, caller, body)
         currency = plan.currency if plan else (body.currency or Currency.XOF).value

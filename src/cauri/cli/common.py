@@ -25,18 +25,34 @@ FIXED_CURRENCY_HELP = "The currency of the fixed amounts given: XOF (also XAF's)
 
 
 def check_settings() -> None:
-    """Every CAURI_* setting valid, or each problem named and exit 2, before any command."""
+    """Every CAURI_* setting valid, or each problem named and exit 2, before any command.
+    Without CAURI_SECRET_KEY, the development key `cauri serve` made in the data directory,
+    if any (kit/development_key.py)."""
     from pydantic import ValidationError
 
     from cauri.config import get_settings
+    from cauri.kit import development_key
 
     try:
-        get_settings()
+        settings = get_settings()
     except ValidationError as error:
         for problem in error.errors():
             name = "CAURI_" + "_".join(str(part) for part in problem["loc"]).upper()
             typer.echo(f"{name}: {problem['msg']}", err=True)
         raise typer.Exit(2) from None
+    if settings.secret_key is None:
+        kept = development_key.read(settings.data_dir)
+        if kept is not None:
+            use_setting("CAURI_SECRET_KEY", kept)
+
+
+def use_setting(name: str, value: str) -> None:
+    """`value` for the setting `name` in this process and those it starts (uvicorn's server
+    processes read their settings from the environment)."""
+    from cauri.config import get_settings
+
+    os.environ[name] = value
+    get_settings.cache_clear()
 
 
 def resolved_url() -> str:
@@ -51,8 +67,7 @@ def resolved_url() -> str:
         typer.echo(f"The embedded PostgreSQL cannot start: {exc}", err=True)
         raise typer.Exit(1) from None
     # Server processes spawned by uvicorn read the same database, not a second embedded one.
-    os.environ["CAURI_DATABASE_URL"] = url
-    get_settings.cache_clear()
+    use_setting("CAURI_DATABASE_URL", url)
     return url
 
 

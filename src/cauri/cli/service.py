@@ -12,9 +12,9 @@ import typer
 
 from cauri.audit.actor import Actor
 from cauri.cli import database
-from cauri.cli.common import in_transaction, resolved_url
-from cauri.config import get_settings
-from cauri.kit import collector
+from cauri.cli.common import in_transaction, resolved_url, use_setting
+from cauri.config import Settings, get_settings
+from cauri.kit import collector, development_key
 from cauri.kit import migrate as migrations
 from cauri.kit.logging import configure as configure_logging
 from cauri.kit.public_url import is_loopback
@@ -87,6 +87,8 @@ def serve(
             err=True,
         )
     configure_logging(settings.log_json)
+    if is_loopback(host):
+        _on_loopback_only(settings)
     migrations.upgrade(resolved_url())
     _seal_webhook_secrets_in_clear()
     base = settings.public_url or f"http://{f'[{host}]' if ':' in host else host}:{port}"
@@ -109,6 +111,23 @@ def serve(
         # uvicorn's own logging config would print its lines around the redaction.
         log_config=None,
     )
+
+
+def _on_loopback_only(settings: Settings) -> None:
+    """A developer's machine (or a server behind a proxy on the same machine): a key made
+    once if none was given, and webhooks to this machine's own receivers allowed unless
+    CAURI_WEBHOOK_ALLOW_LOOPBACK says otherwise; each said at start."""
+    log = structlog.get_logger("cauri.serve")
+    # The command line's start adopted a key made earlier (cli/common.check_settings): said
+    # again, as at every start with it.
+    if settings.secret_key in (None, development_key.read(settings.data_dir)):
+        key, new = development_key.made(settings.data_dir)
+        use_setting("CAURI_SECRET_KEY", key)
+        path = settings.data_dir / development_key.FILE_NAME
+        log.warning("serve.development_key", path=str(path), made_now=new)
+    if settings.webhook_allow_loopback is None:
+        use_setting("CAURI_WEBHOOK_ALLOW_LOOPBACK", "true")
+        log.info("serve.webhooks_to_loopback_allowed", setting="CAURI_WEBHOOK_ALLOW_LOOPBACK")
 
 
 def run_worker() -> None:

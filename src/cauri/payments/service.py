@@ -320,7 +320,7 @@ class PaymentService:
             url_safety.require_safe(
                 body.callback_url,
                 field="callback_url",
-                allow_private=runtime.settings.webhook_allow_private,
+                reach=url_safety.Reach.configured(runtime.settings),
             )
         terms = await payment_terms(
             session, caller.merchant_id, caller.livemode, mode, runtime.operators

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 import h11
 
+from cauri.webhooks.url_safety import Reach
+
 # Below the 5 s keep-alive of common servers, so that an idle connection is dropped here
 # before the endpoint closes it under a request.
 IDLE_SECONDS = 4.0
@@ -135,13 +137,11 @@ Resolver = Callable[[], Awaitable[list[str]]]
 class Pool:
     def __init__(self) -> None:
         self._idle: dict[Destination, list[Connection]] = {}
-        self._addresses: dict[tuple[str, int, bool], tuple[float, list[str]]] = {}
+        self._addresses: dict[tuple[str, int, Reach], tuple[float, list[str]]] = {}
 
-    async def addresses(
-        self, host: str, port: int, allow_private: bool, resolve: Resolver
-    ) -> list[str]:
+    async def addresses(self, host: str, port: int, reach: Reach, resolve: Resolver) -> list[str]:
         """`resolve()`'s checked answer, kept IDLE_SECONDS."""
-        key, now = (host, port, allow_private), time.monotonic()
+        key, now = (host, port, reach), time.monotonic()
         kept = self._addresses.get(key)
         if kept is not None and now - kept[0] < IDLE_SECONDS:
             return kept[1]

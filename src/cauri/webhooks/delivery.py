@@ -134,7 +134,7 @@ async def send(
     timestamp: int,
     time_limit: float,
     connect_limit: float,
-    allow_private: bool,
+    reach: url_safety.Reach,
 ) -> AttemptOutcome:
     """One attempt: checks the address, POSTs, and reports what happened; never raises for
     what the endpoint did (refused address, DNS failure, refusal, timeout, non-2xx).
@@ -145,14 +145,14 @@ async def send(
     error: str | None = None
     answer: connections.Answer | None = None
     try:
-        url = url_safety.check_url(notification.url, allow_private=allow_private)
+        url = url_safety.check_url(notification.url, reach=reach)
         # The whole attempt, resolution included, must end within the timeout.
         async with asyncio.timeout(time_limit):
             addresses = await connections.pool().addresses(
                 url.raw_host.decode("ascii"),
                 url.port or 0,
-                allow_private,
-                partial(url_safety.resolve, url, allow_private=allow_private),
+                reach,
+                partial(url_safety.resolve, url, reach=reach),
             )
             body = notification.body
             answer = await _post_to_first_reachable(

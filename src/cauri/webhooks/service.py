@@ -78,9 +78,8 @@ async def configure(
     configured = await endpoint(session, caller, lock=True)
     if change.url_given:
         if change.url is not None:
-            url_safety.require_safe(
-                change.url, field="url", allow_private=runtime.settings.webhook_allow_private
-            )
+            reach = url_safety.Reach.configured(runtime.settings)
+            url_safety.require_safe(change.url, field="url", reach=reach)
         configured.url = change.url
     if change.rotate_secret:
         # Attempts read the secret when they are sent: pending retries sign with the new one.

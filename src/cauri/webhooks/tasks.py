@@ -14,7 +14,7 @@ import uuid
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.runtime import Runtime
-from cauri.webhooks import breaker, delivery, jobs, service
+from cauri.webhooks import breaker, delivery, jobs, service, url_safety
 from cauri.worker.jobs import Job
 
 
@@ -36,7 +36,7 @@ async def deliver(session: AsyncSession, runtime: Runtime, job: jobs.Attempt) ->
         timestamp=int(started_at.timestamp()),
         time_limit=runtime.settings.webhook_timeout,
         connect_limit=runtime.settings.webhook_connect_timeout,
-        allow_private=runtime.settings.webhook_allow_private,
+        reach=url_safety.Reach.configured(runtime.settings),
     )
     await service.record_attempt(session, runtime, pending, started_at, outcome)
 

@@ -4,18 +4,26 @@ The URL is checked when a merchant configures it, and again at every attempt on 
 addresses its name resolves to then: a name that pointed to a public address when it was
 configured may point to 127.0.0.1 or to a cloud metadata service later (DNS rebinding).
 The caller then connects to the address checked here, not to a fresh resolution.
-`CAURI_WEBHOOK_ALLOW_PRIVATE=1` lifts the address rules and allows http (development, tests).
+How far the service may reach is a `Reach`: public addresses only (the default), also this
+machine's loopback over http (a service serving on loopback only: a developer's machine,
+where a local receiver listens), or anything (`CAURI_WEBHOOK_ALLOW_PRIVATE=true`: tests,
+private networks).
 """
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import ipaddress
 import socket
+from typing import TYPE_CHECKING
 
 import httpx
 
 from cauri.kit.errors import InvalidRequest
+
+if TYPE_CHECKING:
+    from cauri.config import Settings
 
 MAX_URL_LENGTH = 2048
 
@@ -24,6 +32,27 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 class UnsafeUrl(Exception):
     """A URL the service refuses to call; the message (French) says why."""
+
+
+class Reach(enum.Enum):
+    PUBLIC = "public"
+    LOOPBACK = "loopback"  # public, and this machine's loopback (http allowed there)
+    PRIVATE = "private"  # any address, http allowed
+
+    @classmethod
+    def configured(cls, settings: Settings) -> Reach:
+        """CAURI_WEBHOOK_ALLOW_PRIVATE, else CAURI_WEBHOOK_ALLOW_LOOPBACK (which `cauri
+        serve` sets when it serves on loopback only and it is not set)."""
+        if settings.webhook_allow_private:
+            return cls.PRIVATE
+        return cls.LOOPBACK if settings.webhook_allow_loopback else cls.PUBLIC
+
+
+# Named in refusals: a developer whose local receiver is refused learns what lifts it.
+_LIFTED_BY = (
+    " (un récepteur local ou privé : CAURI_WEBHOOK_ALLOW_PRIVATE=true, ou un service servant"
+    " sur 127.0.0.1 seulement, qui accepte la machine locale)"
+)
 
 
 # IANA's special-purpose address registries, written out rather than read from
@@ -116,7 +145,17 @@ def _literal_address(host: str) -> IPAddress | None:
         return None
 
 
-def check_url(url: str, *, allow_private: bool) -> httpx.URL:
+def _is_local_name(host: str) -> bool:
+    return host == "localhost" or host.endswith(".localhost")
+
+
+def _allowed(address: IPAddress, reach: Reach) -> bool:
+    if reach is Reach.PRIVATE:
+        return True
+    return is_public(address) or (reach is Reach.LOOPBACK and address.is_loopback)
+
+
+def check_url(url: str, *, reach: Reach) -> httpx.URL:
     """The rules that need no network: scheme, credentials, length, literal addresses."""
     if len(url) > MAX_URL_LENGTH:
         raise UnsafeUrl(f"L'URL dépasse {MAX_URL_LENGTH} caractères.")
@@ -124,32 +163,32 @@ def check_url(url: str, *, allow_private: bool) -> httpx.URL:
         parsed = httpx.URL(url)
     except httpx.InvalidURL:
         raise UnsafeUrl("L'URL est mal formée.") from None
-    schemes = {"https", "http"} if allow_private else {"https"}
-    if parsed.scheme not in schemes:
-        raise UnsafeUrl("L'URL doit commencer par https://.")
     if not parsed.host:
         raise UnsafeUrl("L'URL n'a pas de nom d'hôte.")
+    literal = _literal_address(parsed.host)
+    local = _is_local_name(parsed.host) or (literal is not None and literal.is_loopback)
+    plain_http_allowed = reach is Reach.PRIVATE or (reach is Reach.LOOPBACK and local)
+    if parsed.scheme != "https" and not (parsed.scheme == "http" and plain_http_allowed):
+        raise UnsafeUrl("L'URL doit commencer par https://" + _LIFTED_BY + ".")
     if parsed.userinfo:
         raise UnsafeUrl("L'URL ne doit pas contenir d'identifiants.")
-    if not allow_private:
-        literal = _literal_address(parsed.host)
-        if literal is not None and not is_public(literal):
-            raise UnsafeUrl("L'URL désigne une adresse qui n'est pas publique.")
-        if parsed.host == "localhost" or parsed.host.endswith(".localhost"):
-            raise UnsafeUrl("L'URL désigne la machine locale.")
+    if literal is not None and not _allowed(literal, reach):
+        raise UnsafeUrl("L'URL désigne une adresse qui n'est pas publique" + _LIFTED_BY + ".")
+    if _is_local_name(parsed.host) and reach is Reach.PUBLIC:
+        raise UnsafeUrl("L'URL désigne la machine locale" + _LIFTED_BY + ".")
     return parsed
 
 
-def require_safe(url: str, *, field: str, allow_private: bool) -> None:
+def require_safe(url: str, *, field: str, reach: Reach) -> None:
     """check_url for a request field: a refusal is the API's 422 on that field."""
     try:
-        check_url(url, allow_private=allow_private)
+        check_url(url, reach=reach)
     except UnsafeUrl as exc:
         raise InvalidRequest.field(field, str(exc)) from None
 
 
-async def resolve(url: httpx.URL, *, allow_private: bool) -> list[str]:
-    """The addresses to connect to, in the resolver's order; every one must be public."""
+async def resolve(url: httpx.URL, *, reach: Reach) -> list[str]:
+    """The addresses to connect to, in the resolver's order; every one within `reach`."""
     host = url.raw_host.decode("ascii")
     literal = _literal_address(host)
     if literal is not None:
@@ -165,10 +204,9 @@ async def resolve(url: httpx.URL, *, allow_private: bool) -> list[str]:
         addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
     if not addresses:
         raise UnsafeUrl(f"Le nom {host} ne se résout pas.")
-    if not allow_private:
-        refused = [str(address) for address in addresses if not is_public(address)]
-        if refused:
-            raise UnsafeUrl(
-                f"Le nom {host} désigne une adresse qui n'est pas publique : {', '.join(refused)}."
-            )
+    refused = [str(address) for address in addresses if not _allowed(address, reach)]
+    if refused:
+        raise UnsafeUrl(
+            f"Le nom {host} désigne une adresse qui n'est pas publique : {', '.join(refused)}."
+        )
     return list(dict.fromkeys(str(address) for address in addresses))
