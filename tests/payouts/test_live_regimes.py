@@ -97,6 +97,22 @@ async def test_no_adapter_is_payout_failed_with_nothing_taken(
     assert await merchant_available(runtime, merchant.id, livemode=LIVE) == 5000
 
 
+async def test_above_threshold_without_a_route_is_refused_at_once_not_held(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """Issue 27, friction 4: held, it would have failed only once approved, after the
+    console said it was sent. Refused now, as below the threshold."""
+    merchant = await make_merchant(runtime)
+    await top_up(runtime, merchant.id, 50_000, livemode=LIVE)
+    await set_limits(runtime, merchant.id, approval_threshold=100)
+    response = await create(client, merchant.headers(LIVE), amount=5000, external_id="no-route")
+    refused = assert_error(response, 402, "payout_failed")
+    failed = (await client.get(f"{PAYOUTS}/no-route", headers=merchant.headers(LIVE))).json()
+    assert failed["data"]["reference"] == refused["reference"]
+    assert (failed["data"]["status"], failed["data"]["awaiting_approval"]) == ("failed", False)
+    assert await merchant_available(runtime, merchant.id, livemode=LIVE) == 50_000
+
+
 async def test_per_payout_cap(client: httpx.AsyncClient, runtime: Runtime) -> None:
     live_operator(runtime)
     merchant = await make_merchant(runtime)

@@ -167,6 +167,11 @@ class Flow(Generic[Row]):
         else:
             await self.apply(session, runtime, row, answer, finish)
 
+    async def routable(self, session: AsyncSession, runtime: Runtime, row: Row) -> bool:
+        """Whether `initiate` would find a route now: a row held for approval without one
+        would only fail once approved, after a person thought it sent."""
+        return await self._route(session, runtime, row) is not None
+
     async def _route(self, session: AsyncSession, runtime: Runtime, row: Row) -> Routed | None:
         """The route that carries the row; None when there is none, or when it is closed
         and the row is a merchant's request (refused at once rather than left waiting)."""

@@ -229,7 +229,13 @@ class PayoutService:
             return await self.get(session, caller, body.external_id or ""), False
         if merchant is not None:
             await self._check_caps(session, merchant, payout)
-            if merchant.approval_threshold is not None and amount > merchant.approval_threshold:
+            threshold = merchant.approval_threshold
+            # Without a route it is refused now, as below the threshold (issue 27, friction 4).
+            if (
+                threshold is not None
+                and amount > threshold
+                and await _FLOW.routable(session, runtime, payout)
+            ):
                 payout.approval = REQUIRED
                 await session.flush()
                 return payout, True
