@@ -18,6 +18,7 @@ from cauri.config import get_settings
 from cauri.console import site as console
 from cauri.dashboard import site as dashboard
 from cauri.events.endpoints import router as events_router
+from cauri.events.feed import Feed
 from cauri.health.endpoints import router as health_router
 from cauri.kit import collector, error_handlers
 from cauri.kit.access import AccessMiddleware, HttpMetrics
@@ -72,6 +73,7 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
         redoc_url=None,
     )
     app.state.runtime = runtime
+    app.state.event_feed = Feed(runtime.sessionmaker)
     for router in (
         catalogue_router,
         payments_router,

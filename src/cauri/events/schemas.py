@@ -5,7 +5,7 @@ tests/foundation/test_openapi."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,4 +21,17 @@ class EventObject(BaseModel):
     data: dict[str, Any] = Field(
         description="The resource as the API returns it (payment, refund or payout object), "
         "or the test message of `webhook.test`."
+    )
+
+
+class EventFeedPage(BaseModel):
+    """`GET /events/feed`: the test events after the cursor, in the order they committed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    success: Literal[True]
+    data: list[EventObject]
+    cursor: str = Field(
+        description="Where this answer ends: give it back as `cursor` to read on; keep it to "
+        "resume after a break (nothing is missed, nothing repeated)."
     )

@@ -1,0 +1,118 @@
+"""`GET /api/v1/events/feed` (issue 27, what `cauri-client listen` follows): an account's test
+events in the order their transactions committed, resumable with a cursor that misses no
+event even when a transaction that began first commits last."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import httpx
+from sqlalchemy import text
+
+from cauri.events.feed import Cursor
+from cauri.runtime import Runtime
+from tests.payments.builders import pay
+from tests.support import assert_error, make_merchant, momo_body
+
+FEED = "/api/v1/events/feed"
+# The longest a read waits for what a test just committed: a transaction of the cluster older
+# than it (another test process's) holds it back until it ends.
+WAIT = 60
+
+
+async def _follow(
+    client: httpx.AsyncClient, headers: dict[str, str], cursor: str | None, wait: float = 0
+) -> dict[str, Any]:
+    params: dict[str, Any] = {"wait": wait} | ({"cursor": cursor} if cursor else {})
+    response = await client.get(FEED, params=params, headers=headers)
+    assert response.status_code == 200, response.text
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+async def _insert_event(connection: Any, merchant_id: str, kind: str) -> uuid.UUID:
+    event_id = uuid.uuid4()
+    await connection.execute(
+        text(
+            "INSERT INTO events (id, merchant_id, livemode, type, data, created_at) "
+            "VALUES (:id, :merchant, false, :type, '{}', now())"
+        ),
+        {"id": event_id, "merchant": merchant_id, "type": kind},
+    )
+    return event_id
+
+
+async def test_the_feed_starts_now_and_reads_on_from_its_cursor(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    start = await _follow(client, merchant.headers(), None)
+    assert start["data"] == []
+    paid = (await pay(client, merchant.headers(), momo_body(phone_number="22997000000"))).json()
+    # Waits: another process's transaction, older than the payment, may still run.
+    answer = await _follow(client, merchant.headers(), start["cursor"], wait=WAIT)
+    assert [(e["event"], e["data"]["reference"]) for e in answer["data"]] == [
+        ("payment.succeeded", paid["data"]["reference"])
+    ]
+    assert answer["data"][0]["livemode"] is False
+    # The same cursor reads the same events again; the new one reads nothing more.
+    again = await _follow(client, merchant.headers(), start["cursor"], wait=WAIT)
+    assert again["data"] == answer["data"]
+    assert (await _follow(client, merchant.headers(), answer["cursor"]))["data"] == []
+    # Another account's events are not in it.
+    other = await make_merchant(runtime)
+    await pay(client, other.headers(), momo_body(phone_number="22997000000"))
+    assert (await _follow(client, merchant.headers(), answer["cursor"]))["data"] == []
+
+
+async def test_an_event_committed_late_is_read_in_its_place_never_skipped(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """A transaction that began first and commits last: until it ends, the feed stops
+    before it (what committed after it waits); then both come, the first one first."""
+    merchant = await make_merchant(runtime)
+    start = (await _follow(client, merchant.headers(), None))["cursor"]
+    async with runtime.engine.connect() as slow, runtime.engine.connect() as fast:
+        await slow.begin()
+        first = await _insert_event(slow, merchant.id, "payment.succeeded")
+        await fast.begin()
+        second = await _insert_event(fast, merchant.id, "payment.failed")
+        await fast.commit()
+        assert (await _follow(client, merchant.headers(), start))["data"] == []
+        await slow.commit()
+    answer = await _follow(client, merchant.headers(), start, wait=WAIT)
+    assert [e["id"] for e in answer["data"]] == [str(first), str(second)]
+
+
+async def test_a_waiting_reader_is_answered_when_an_event_commits(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    start = (await _follow(client, merchant.headers(), None))["cursor"]
+    waiting = asyncio.create_task(_follow(client, merchant.headers(), start, wait=WAIT))
+    await asyncio.sleep(0)  # the reader registers before the payment is made
+    paid = (await pay(client, merchant.headers(), momo_body(phone_number="22997000000"))).json()
+    answer = await waiting
+    assert [e["data"]["reference"] for e in answer["data"]] == [paid["data"]["reference"]]
+
+
+async def test_live_keys_and_forged_cursors_are_refused(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    merchant = await make_merchant(runtime)
+    live = await client.get(FEED, params={"wait": 0}, headers=merchant.headers(livemode=True))
+    assert_error(live, 422, "invalid_request")
+    for forged in ("nope", "bm9wZQ", "MTIuYWJj", "x" * 201):
+        refused = await client.get(
+            FEED, params={"wait": 0, "cursor": forged}, headers=merchant.headers()
+        )
+        assert_error(refused, 422, "invalid_request")
+    too_long = await client.get(FEED, params={"wait": 61}, headers=merchant.headers())
+    assert_error(too_long, 422, "invalid_request")
+
+
+def test_a_cursor_reads_back_what_it_was() -> None:
+    cursor = Cursor(123456789, uuid.uuid4())
+    assert Cursor.parse(cursor.token()) == cursor
