@@ -10,17 +10,25 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cauri.events.types import EVENT_TYPES
+
 
 class EventObject(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: UUID = Field(description="Stable across retries: the key to deduplicate on.")
-    event: str = Field(description="`payment.succeeded`, `refund.failed`, `payout.succeeded`…")
+    event: str = Field(
+        description="The event type, one of: "
+        + ", ".join(f"`{type}`" for type in EVENT_TYPES)
+        + ". Receivers ignore a type they do not know (new ones may be added)."
+    )
     livemode: bool
     created_at: datetime
     data: dict[str, Any] = Field(
-        description="The resource as the API returns it (payment, refund or payout object), "
-        "or the test message of `webhook.test`."
+        description="The resource as the API returns it: the payment (`payment.*`; its "
+        "`payment_mode` adds `country` and `country_code`), the refund (`refund.*`), the "
+        "payout (`payout.*`), the checkout session (`checkout_session.*`); for "
+        "`webhook.test`, `{message, sent_at}`."
     )
 
 

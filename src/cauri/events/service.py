@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import bindparam, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.events.types import declared
 from cauri.kit import cte
 from cauri.kit.errors import NotFound
 from cauri.kit.ids import parse_uuid
@@ -65,12 +66,13 @@ def emission(
     at: datetime,
     callback_url: str | None = None,
 ) -> dict[str, Any]:
-    """The parameters of `emission_after`; `event_data` is JSONB (bind it so typed)."""
+    """The parameters of `emission_after`; `event_data` is JSONB (bind it so typed). `type`
+    must be declared in cauri.events.types (a ValueError otherwise)."""
     return {
         "event_id": event_id,
         "event_owner": merchant_id,
         "event_env": livemode,
-        "event_type": type,
+        "event_type": declared(type),
         "event_data": data,
         "event_callback": callback_url,
         "event_at": at,
