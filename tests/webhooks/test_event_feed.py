@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 
-from cauri.events.feed import Cursor
+from cauri.events.feed import Cursor, Feed
 from cauri.runtime import Runtime
 from tests.payments.builders import pay
 from tests.support import assert_error, make_merchant, momo_body
@@ -116,3 +116,19 @@ async def test_live_keys_and_forged_cursors_are_refused(
 def test_a_cursor_reads_back_what_it_was() -> None:
     cursor = Cursor(123456789, uuid.uuid4())
     assert Cursor.parse(cursor.token()) == cursor
+
+
+async def test_the_process_poller_wakes_the_readers_of_an_account_with_new_events(
+    runtime: Runtime,
+) -> None:
+    """Only the poller sets a reader's wake-up (a reader's own looks do not): woken, it
+    saw the event; the other account's reader stays asleep."""
+    merchant, other = await make_merchant(runtime), await make_merchant(runtime)
+    feed = Feed(runtime.sessionmaker)
+    with feed._registered(merchant.id) as woken, feed._registered(other.id) as untouched:
+        # The poller's first look: the event comes after it.
+        await asyncio.wait_for(feed.looking.wait(), timeout=WAIT)
+        async with runtime.engine.begin() as connection:
+            await _insert_event(connection, merchant.id, "payment.succeeded")
+        await asyncio.wait_for(woken.wait(), timeout=WAIT)
+        assert not untouched.is_set()

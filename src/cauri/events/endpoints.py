@@ -34,12 +34,13 @@ async def follow_events(
     caller: CallerDep,
     session: SessionDep,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
-    wait: Annotated[float, Query(ge=0, le=60)] = 25,
+    wait: Annotated[float, Query(ge=0, le=60)] = 0,
 ) -> dict[str, Any]:
     """The test environment's events in the order they committed, after `cursor` (none: from
     now on), answered as soon as there is one or after `wait` seconds with none (long
-    polling); give the answer's `cursor` back to read on. What `cauri-client listen` follows
-    to forward them to a developer's machine. Test keys only."""
+    polling; 0, the default, answers at once); give the answer's `cursor` back to read on.
+    What `cauri-client listen` follows to forward them to a developer's machine. Test keys
+    only."""
     if caller.livemode:
         raise InvalidRequest(
             "Le flux ne suit que les événements de test : prenez une clé sk_test_."

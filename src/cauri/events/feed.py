@@ -119,6 +119,8 @@ class Feed:
         self._sessionmaker = sessionmaker
         self._waiting: dict[str, set[asyncio.Event]] = {}
         self._poller: asyncio.Task[None] | None = None
+        self._looked_up_to: int | None = None  # the horizon of the poller's last look
+        self.looking = asyncio.Event()  # set once the poller has taken its first horizon
 
     async def follow(
         self, session: AsyncSession, merchant_id: str, cursor: Cursor | None, wait: float
@@ -156,15 +158,18 @@ class Feed:
                 del self._waiting[merchant_id]
 
     async def _poll(self) -> None:
-        since: int | None = None
+        self._looked_up_to = None
+        self.looking.clear()
         while self._waiting:
             try:
                 async with self._sessionmaker() as session:
-                    if since is None:
-                        since = (await _now(session)).txid
+                    if self._looked_up_to is None:
+                        self._looked_up_to = (await _now(session)).txid
+                        self.looking.set()
                     else:
+                        since = str(self._looked_up_to)
                         row = (await session.execute(_MOVED, {"since": since})).one()
-                        since, moved = int(row[0]), row[1]
+                        self._looked_up_to, moved = int(row[0]), row[1]
                         for merchant_id in moved:
                             for woken in self._waiting.get(merchant_id, ()):
                                 woken.set()

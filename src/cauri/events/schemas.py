@@ -5,12 +5,13 @@ tests/foundation/test_openapi."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from cauri.events.types import EVENT_TYPES
+from cauri.kit.openapi import Envelope
 
 
 class EventObject(BaseModel):
@@ -32,13 +33,9 @@ class EventObject(BaseModel):
     )
 
 
-class EventFeedPage(BaseModel):
+class EventFeedPage(Envelope[list[EventObject]]):
     """`GET /events/feed`: the test events after the cursor, in the order they committed."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    success: Literal[True]
-    data: list[EventObject]
     cursor: str = Field(
         description="Where this answer ends: give it back as `cursor` to read on; keep it to "
         "resume after a break (nothing is missed, nothing repeated)."
