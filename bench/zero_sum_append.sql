@@ -1,4 +1,4 @@
--- One payment's ledger transaction and its three postings, as `ledger.service.append_after`
+-- One payment's ledger transaction and its three postings, as `ledger.service.appended`
 -- writes them (bench/zero_sum.sh: the zero-sum trigger's cost in PostgreSQL alone). The
 -- account codes have no colon: pgbench would read `:name` as one of its variables.
 WITH tx AS (

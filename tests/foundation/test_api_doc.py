@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from cauri.events.service import emission
+from cauri.events.service import Emission
 from cauri.events.types import EVENT_TYPES
 from cauri.kit.errors import CauriError
 from tests.foundation.builders import API
@@ -118,9 +118,9 @@ def test_an_undeclared_event_type_is_never_emitted() -> None:
         "at": datetime(2026, 11, 28, tzinfo=UTC),
     }
     for type in EVENT_TYPES:
-        assert emission(type=type, **arguments)["event_type"] == type
+        assert Emission(type=type, **arguments).type == type
     with pytest.raises(ValueError, match="undeclared event type"):
-        emission(type="payment.pending", **arguments)
+        Emission(type="payment.pending", **arguments)
 
 
 def test_the_readme_and_docs_link_nothing_outside_the_repository() -> None:

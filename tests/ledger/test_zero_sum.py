@@ -10,19 +10,19 @@ import uuid
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
 
 import asyncpg
 import httpx
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import exc, text
+from sqlalchemy import exc, select, text
 
 from cauri.kit.db import unit_of_work
 from cauri.kit.prepared import Prepared
-from cauri.ledger.service import append_after
+from cauri.ledger.service import NewTransaction, appended
 from cauri.runtime import Runtime
 from tests.ledger.builders import rows, transaction_count
 from tests.payments.builders import PAYMENTS
@@ -47,9 +47,8 @@ _POSTINGS = text(
 )
 # The statement the hot paths append a transaction with (cauri.ledger.service), run on its
 # own as they run it (kit.prepared: before any BEGIN), its parameters made by hand.
-_APPEND_ALONE = Prepared(
-    text(f"WITH {append_after(None)} SELECT transaction_id FROM postings LIMIT 1")  # noqa: S608
-)
+_APPENDED = appended(None)
+_APPEND_ALONE = Prepared(select(_APPENDED.postings.c.transaction_id).limit(1))
 
 Posting = tuple[str, int]  # currency, amount
 
@@ -116,24 +115,24 @@ async def test_the_check_waits_for_the_commit_postings_may_come_in_several_state
 async def test_a_statement_run_on_its_own_is_checked_when_it_ends(runtime: Runtime) -> None:
     """No BEGIN, no COMMIT: the hot paths' one statement is its own transaction, and the
     deferred check runs at its end; what the statement wrote is gone."""
-    parameters: dict[str, Any] = {
-        "ledger_kind": "payment",
-        "ledger_reference": "alone",
-        "ledger_livemode": False,
-        "ledger_at": datetime.now(UTC),
-        "ledger_accounts": ["operator:mtn:clearing:test:XOF", "operator:moov:clearing:test:XOF"],
-        "ledger_currencies": ["XOF", "XOF"],
-        "ledger_amounts": [-1_000, 1_001],
-        "ledger_foldeds": [False, False],
-    }
+    unbalanced = NewTransaction(
+        kind="payment",
+        reference="alone",
+        livemode=False,
+        at=datetime.now(UTC),
+        accounts=["operator:mtn:clearing:test:XOF", "operator:moov:clearing:test:XOF"],
+        currencies=["XOF", "XOF"],
+        amounts=[-1_000, 1_001],
+        foldeds=[False, False],
+    )
     async with runtime.sessionmaker() as session:
         with pytest.raises(asyncpg.CheckViolationError) as refused:
-            await _APPEND_ALONE.fetchrow(session, parameters)
+            await _APPEND_ALONE.fetchrow(session, _APPENDED.values(unbalanced))
     assert refused.value.constraint_name == "ledger_postings_balanced"
     assert await _written(runtime, "alone") == (0, 0)
     async with runtime.sessionmaker() as session:
-        balanced = parameters | {"ledger_amounts": [-1_000, 1_000]}
-        assert (await _APPEND_ALONE.fetchrow(session, balanced)) is not None
+        balanced = replace(unbalanced, amounts=[-1_000, 1_000])
+        assert (await _APPEND_ALONE.fetchrow(session, _APPENDED.values(balanced))) is not None
     assert await _written(runtime, "alone") == (1, 2)
 
 

@@ -36,7 +36,7 @@ from cauri.events import service as events
 from cauri.kit.errors import CauriError, InsufficientFunds
 from cauri.ledger import movements
 from cauri.ledger.movements import Disbursal, Holder, Movement
-from cauri.ledger.service import Overdraft
+from cauri.ledger.service import Debit, Overdraft
 from cauri.models import lookups
 from cauri.operators.protocol import Disbursement, OperatorResult, Outcome
 from cauri.runtime import Runtime
@@ -116,9 +116,9 @@ class Flow(Generic[Row]):
             self.movement, self.source(row), row.operator, row.amount, self.fee(row), row.reference
         )
 
-    def paid_with(self, row: Row, at: datetime) -> dict[str, Any]:
+    def paid_with(self, row: Row, at: datetime) -> Debit:
         """The debit of a row its offline adapter carried out before it was recorded, as
-        the parameters of the statement that records it (`movements.disbursed_with`)."""
+        the values of the statement that records it (`movements.disbursed_with`)."""
         return movements.disbursed_with(self._disbursal(row), at)
 
     async def lock(self, session: AsyncSession, reference: str) -> Row | None:

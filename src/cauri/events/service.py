@@ -5,79 +5,166 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, text
+from sqlalchemy import (
+    CTE,
+    Boolean,
+    DateTime,
+    FromClause,
+    Table,
+    Text,
+    Uuid,
+    func,
+    insert,
+    literal_column,
+    select,
+    true,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.types import TypeEngine
 
 from cauri.events.types import declared
-from cauri.kit import cte
+from cauri.kit.binds import Binds
 from cauri.kit.errors import NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.kit.pagination import Page
 from cauri.merchants.caller import Caller
-from cauri.models import Event, lookups
+from cauri.models import Event, WebhookDelivery, WebhookEndpoint, lookups
 from cauri.webhooks.scheduling import first_attempt
 from cauri.worker import queue
 
+_EVENTS = cast(Table, Event.__table__)
+_ENDPOINTS = cast(Table, WebhookEndpoint.__table__)
+_DELIVERIES = cast(Table, WebhookDelivery.__table__)
 
-def emission_after(source: str | None) -> str:
-    """The CTEs of an event and, when it has somewhere to go (the payment's `callback_url`,
-    else the environment's endpoint), its delivery (whose id is the event's) and the job of
-    its first attempt (`job`, whose caller selects the worker's NOTIFY from it), once per row
-    of `source` (cauri.kit.cte). It runs on every payment settlement, in one round trip with
-    the state change it reports when the caller can (see `cauri.payments.service`). Plain SQL
-    on the tables, so the ORM takes no part in it. PostgreSQL runs every data-modifying CTE to
-    completion whether the last SELECT reads it or not; the job CTE is the worker's own
-    (cauri.worker.queue)."""
-    return (
-        "new_event AS (INSERT INTO events (id, merchant_id, livemode, type, data, "  # noqa: S608
-        "  callback_url, created_at) SELECT CAST(:event_id AS uuid), CAST(:event_owner AS text), "
-        "  CAST(:event_env AS boolean), CAST(:event_type AS text), CAST(:event_data AS jsonb), "
-        "  CAST(:event_callback AS text), CAST(:event_at AS timestamptz)"
-        + cte.per_row_of(source)
-        + "  RETURNING id), "  # noqa: S608
-        "target AS (SELECT coalesce(CAST(:event_callback AS text), (SELECT url FROM "
-        "  webhook_endpoints WHERE merchant_id = CAST(:event_owner AS text) "
-        "  AND livemode = CAST(:event_env AS boolean))) AS url), "
-        "delivery AS (INSERT INTO webhook_deliveries (id, event_id, merchant_id, livemode, "
-        "  event, url, status, attempts, series_attempts, created_at, next_attempt_at) "
-        "  SELECT new_event.id, new_event.id, CAST(:event_owner AS text), "
-        "  CAST(:event_env AS boolean), CAST(:event_type AS text), target.url, 'pending', 0, 0, "
-        "  CAST(:event_at AS timestamptz), CAST(:event_at AS timestamptz) "
-        "  FROM new_event, target WHERE target.url IS NOT NULL RETURNING id), "
-        f"{queue.insert_job('delivery')}"
+
+@dataclass(frozen=True)
+class Emission:
+    """An event as `emitted` writes it; its delivery's id is the event's."""
+
+    event_id: uuid.UUID
+    merchant_id: str
+    livemode: bool
+    type: str
+    data: dict[str, Any]
+    at: datetime
+    callback_url: str | None = None
+
+    def __post_init__(self) -> None:
+        declared(self.type)  # an undeclared type is refused (cauri.events.types)
+
+
+@dataclass(frozen=True)
+class Emitted:
+    """The CTEs of an event (`event`), its delivery (`delivery`) and the job of its first
+    attempt (`job`), in another domain's statement."""
+
+    event: CTE
+    delivery: CTE
+    queued: queue.Queued
+    binds: Binds[Emission]
+
+    @property
+    def job(self) -> CTE:
+        return self.queued.job
+
+    def values(self, emission: Emission) -> dict[str, Any]:
+        attempt = first_attempt(
+            delivery_id=emission.event_id,
+            merchant_id=emission.merchant_id,
+            livemode=emission.livemode,
+            now=emission.at,
+        )
+        return self.binds.values(emission) | self.queued.values(attempt)
+
+
+def emitted(source: FromClause | None) -> Emitted:
+    """An event and, when it has somewhere to go (the payment's `callback_url`, else the
+    environment's endpoint), its delivery and the job of its first attempt (the caller wakes
+    the worker with `queue.woken_by(job)`), once per row of `source`, a FROM item of the
+    caller's statement (None: once; a `source` without rows: nothing). It runs on every
+    payment settlement, in one round trip with the state change it reports when the caller
+    can (see `cauri.payments.service`). Core on the tables, so the ORM takes no part in it.
+    PostgreSQL runs every data-modifying CTE to completion whether the last SELECT reads it
+    or not."""
+    binds = Binds(
+        Emission,
+        event_id=Uuid(),
+        merchant_id=Text(),
+        livemode=Boolean(),
+        type=Text(),
+        data=cast(TypeEngine[Any], Event.data.type),
+        at=DateTime(timezone=True),
+        callback_url=Text(),
     )
+    row = select(
+        binds["event_id"],
+        binds["merchant_id"],
+        binds["livemode"],
+        binds["type"],
+        binds["data"],
+        binds["callback_url"],
+        binds["at"],
+    )
+    if source is not None:
+        row = row.select_from(source)
+    columns = ["id", "merchant_id", "livemode", "type", "data", "callback_url", "created_at"]
+    event = insert(_EVENTS).from_select(columns, row).returning(_EVENTS.c.id).cte()
+    endpoint = (
+        select(_ENDPOINTS.c.url)
+        .where(
+            _ENDPOINTS.c.merchant_id == binds["merchant_id"],
+            _ENDPOINTS.c.livemode == binds["livemode"],
+        )
+        .scalar_subquery()
+    )
+    target = select(func.coalesce(binds["callback_url"], endpoint).label("url")).cte()
+    delivered = (
+        select(
+            event.c.id,
+            event.c.id.label("event_id"),
+            binds["merchant_id"],
+            binds["livemode"],
+            binds["type"],
+            target.c.url,
+            literal_column("'pending'"),
+            literal_column("0"),
+            literal_column("0"),
+            binds["at"],
+            binds["at"],
+        )
+        .join_from(event, target, true())
+        .where(target.c.url.is_not(None))
+    )
+    delivery = (
+        insert(_DELIVERIES)
+        .from_select(
+            [
+                "id",
+                "event_id",
+                "merchant_id",
+                "livemode",
+                "event",
+                "url",
+                "status",
+                "attempts",
+                "series_attempts",
+                "created_at",
+                "next_attempt_at",
+            ],
+            delivered,
+        )
+        .returning(_DELIVERIES.c.id)
+        .cte()
+    )
+    return Emitted(event, delivery, queue.queued(delivery), binds)
 
 
-_EMIT = text(f"WITH {emission_after(None)} SELECT job.id, {queue.NOTIFY} FROM job").bindparams(  # noqa: S608
-    bindparam("event_data", type_=Event.data.type)
-)
-
-
-def emission(
-    *,
-    event_id: uuid.UUID,
-    merchant_id: str,
-    livemode: bool,
-    type: str,
-    data: dict[str, Any],
-    at: datetime,
-    callback_url: str | None = None,
-) -> dict[str, Any]:
-    """The parameters of `emission_after`; `event_data` is JSONB (bind it so typed). `type`
-    must be declared in cauri.events.types (a ValueError otherwise)."""
-    return {
-        "event_id": event_id,
-        "event_owner": merchant_id,
-        "event_env": livemode,
-        "event_type": declared(type),
-        "event_data": data,
-        "event_callback": callback_url,
-        "event_at": at,
-        **first_attempt(delivery_id=event_id, merchant_id=merchant_id, livemode=livemode, now=at),
-    }
+_EMITTED = emitted(None)
+_EMIT = select(_EMITTED.job.c.id, queue.NOTIFY)
 
 
 async def emit(
@@ -95,14 +182,16 @@ async def emit(
     event_id = uuid.uuid4()
     await session.execute(
         _EMIT,
-        emission(
-            event_id=event_id,
-            merchant_id=merchant_id,
-            livemode=livemode,
-            type=type,
-            data=data,
-            at=at,
-            callback_url=callback_url,
+        _EMITTED.values(
+            Emission(
+                event_id=event_id,
+                merchant_id=merchant_id,
+                livemode=livemode,
+                type=type,
+                data=data,
+                at=at,
+                callback_url=callback_url,
+            )
         ),
     )
     return event_id

@@ -46,20 +46,25 @@ class Prepared:
         compiled = statement.compile(dialect=_DIALECT)
         assert isinstance(compiled, SQLCompiler)
         self.sql = compiled.string
-        self._names: tuple[str, ...] = tuple(compiled.positiontup or ())
+        # Each parameter is looked up by its key, as SQLAlchemy looks it up: a unique
+        # parameter (cauri.kit.binds) is compiled under another name. One given a value
+        # when it was built (a LIMIT) takes that value when none is passed.
+        binds = [compiled.binds[name] for name in compiled.positiontup or ()]
+        self._keys: tuple[str, ...] = tuple(bind.key for bind in binds)
+        self._defaults = {bind.key: bind.value for bind in binds if not bind.required}
         self._processors: dict[str, Callable[[Any], Any]] = {}
-        for name in self._names:
+        for bind in binds:
             # The conversion SQLAlchemy applies to a value of this type (JSON serialized, …),
             # asked of the dialect's own implementation of the type, as the docs say to.
-            process = compiled.binds[name].type.dialect_impl(_DIALECT).bind_processor(_DIALECT)
+            process = bind.type.dialect_impl(_DIALECT).bind_processor(_DIALECT)
             if process is not None:
-                self._processors[name] = process
+                self._processors[bind.key] = process
 
     def _arguments(self, parameters: Mapping[str, Any]) -> list[Any]:
         arguments = []
-        for name in self._names:
-            value = parameters[name]
-            process = self._processors.get(name)
+        for key in self._keys:
+            value = parameters[key] if key in parameters else self._defaults[key]
+            process = self._processors.get(key)
             arguments.append(value if process is None else process(value))
         return arguments
 

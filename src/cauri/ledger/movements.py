@@ -12,13 +12,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.ledger import accounts
 from cauri.ledger.accounts import Account
-from cauri.ledger.service import Entry, appendable, balance, debitable, transfer
+from cauri.ledger.service import (
+    Debit,
+    Entry,
+    NewTransaction,
+    appendable,
+    balance,
+    debitable,
+    transfer,
+)
 
 
 class Movement(StrEnum):
@@ -113,8 +120,8 @@ async def collected(
 
 def collected_with(
     *, into: Holder, operator: str, counted: int, fee: int, reference: str, at: datetime
-) -> dict[str, Any]:
-    """`collected`, as the parameters of `service.append_after`: for the statement that
+) -> NewTransaction:
+    """`collected`, as the values of `service.appended`: for the statement that
     records a payment already decided, its money in the same round trip (a collection
     only credits guarded accounts, so it locks nothing)."""
     entries = _collection(into, operator, counted, fee, 0)
@@ -176,8 +183,8 @@ async def disbursed(session: AsyncSession, disbursal: Disbursal, at: datetime) -
     await _record(session, disbursal.movement, disbursal.reference, disbursal.entries(), at)
 
 
-def disbursed_with(disbursal: Disbursal, at: datetime) -> dict[str, Any]:
-    """`disbursed`, as the parameters of `service.debit_after`: for the statement that
+def disbursed_with(disbursal: Disbursal, at: datetime) -> Debit:
+    """`disbursed`, as the values of `service.debited`: for the statement that
     records a disbursal its operator carried out at once, its debit in the same round trip.
     A source that does not cover it fails that statement (`service.NOT_COVERED`)."""
     return debitable(

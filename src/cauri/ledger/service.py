@@ -20,13 +20,31 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import text
+from sqlalchemy import (
+    CTE,
+    BigInteger,
+    Boolean,
+    ColumnElement,
+    DateTime,
+    FromClause,
+    Select,
+    Table,
+    Text,
+    func,
+    insert,
+    literal_column,
+    select,
+    text,
+    true,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.kit import cte
+from cauri.kit.binds import Binds
 from cauri.ledger.accounts import Account
+from cauri.models import LedgerPosting, LedgerTransaction
 
 
 class LedgerError(Exception):
@@ -54,84 +72,208 @@ class Entry:
     amount: int
 
 
-def append_after(source: str | None) -> str:
-    """The CTEs `tx` and `postings`: one transaction and its postings, from the parameters
-    `appendable` (or `transfer`) gives, once per row of `source` (cauri.kit.cte). Another
-    domain's statement takes them to record the fact a transaction follows from (a payment's
-    row) and its money in one round trip."""
-    return (
-        "tx AS (INSERT INTO ledger_transactions (kind, reference, livemode, created_at) "  # noqa: S608
-        "SELECT CAST(:ledger_kind AS text), CAST(:ledger_reference AS text), "
-        "CAST(:ledger_livemode AS boolean), CAST(:ledger_at AS timestamptz)"
-        + cte.per_row_of(source)
-        + " RETURNING id), "
-        "postings AS (INSERT INTO ledger_postings (transaction_id, account, currency, amount, "
-        "folded) SELECT tx.id, p.account, p.currency, p.amount, p.folded FROM tx, "
-        "unnest(CAST(:ledger_accounts AS text[]), CAST(:ledger_currencies AS text[]), "
-        "CAST(:ledger_amounts AS bigint[]), CAST(:ledger_foldeds AS boolean[])) "
-        "AS p(account, currency, amount, folded) RETURNING transaction_id)"
+_TRANSACTIONS = cast(Table, LedgerTransaction.__table__)
+_POSTINGS = cast(Table, LedgerPosting.__table__)
+
+
+@dataclass(frozen=True)
+class NewTransaction:
+    """One transaction and its postings, as `appended` writes them (`appendable`,
+    `debitable`): the postings' columns side by side."""
+
+    kind: str
+    reference: str | None
+    livemode: bool
+    at: datetime
+    accounts: list[str]
+    currencies: list[str]
+    amounts: list[int]
+    foldeds: list[bool]
+
+
+@dataclass(frozen=True)
+class Appended:
+    """The CTEs of one transaction (`transaction`, returning its id) and its postings
+    (`postings`, returning their transaction's id), in another domain's statement."""
+
+    transaction: CTE
+    postings: CTE
+    binds: Binds[NewTransaction]
+
+    def values(self, transaction: NewTransaction) -> dict[str, Any]:
+        return self.binds.values(transaction)
+
+
+def appended(source: FromClause | None) -> Appended:
+    """One transaction and its postings, written once per row of `source`, a FROM item of
+    the caller's statement (None: once; a `source` without rows, an idempotent replay:
+    nothing). Another domain's statement takes them to record the fact a transaction
+    follows from (a payment's row) and its money in one round trip."""
+    binds = Binds(
+        NewTransaction,
+        kind=Text(),
+        reference=Text(),
+        livemode=Boolean(),
+        at=DateTime(timezone=True),
+        accounts=ARRAY(Text()),
+        currencies=ARRAY(Text()),
+        amounts=ARRAY(BigInteger()),
+        foldeds=ARRAY(Boolean()),
     )
+    row = select(binds["kind"], binds["reference"], binds["livemode"], binds["at"])
+    if source is not None:
+        row = row.select_from(source)
+    transaction = (
+        insert(_TRANSACTIONS)
+        .from_select(["kind", "reference", "livemode", "created_at"], row)
+        .returning(_TRANSACTIONS.c.id)
+        .cte()
+    )
+    columns = ("account", "currency", "amount", "folded")
+    p = (
+        func.unnest(binds["accounts"], binds["currencies"], binds["amounts"], binds["foldeds"])
+        .table_valued(*columns)
+        .render_derived("p")
+    )
+    postings = (
+        insert(_POSTINGS)
+        .from_select(
+            ["transaction_id", *columns],
+            select(transaction.c.id, *(p.c[column] for column in columns)).join_from(
+                transaction, p, true()
+            ),
+        )
+        .returning(_POSTINGS.c.transaction_id)
+        .cte()
+    )
+    return Appended(transaction, postings, binds)
 
 
-_APPEND = text(f"WITH {append_after(None)} SELECT transaction_id FROM postings LIMIT 1")  # noqa: S608
+def _first_transaction(postings: CTE) -> Select[int]:
+    return select(postings.c.transaction_id).limit(1)
+
+
+_APPENDED = appended(None)
+_APPEND = _first_transaction(_APPENDED.postings)
 
 # The SQLSTATE of a statement failed by a guarded debit its source does not cover
-# (`debit_after`): nothing that statement wrote stays.
+# (`debited`): nothing that statement wrote stays.
 NOT_COVERED = "C0402"
 
 
-def debit_after(source: str | None) -> str:
-    """The CTEs `debit`, `gate`, `tx` and `postings`: the guarded debits of the parameters
-    `debitable` (or `transfer`) gives, by the server-side `ledger_debit` (it locks the
-    heads in code order, folds their unfolded postings, checks that each covers its debit
-    and debits them, each step on a snapshot taken after the lock), then, when covered,
-    the transaction and its postings (`append_after`); once per row of `source`
-    (cauri.kit.cte). The lock is held from that call to the statement's commit: run outside a
-    transaction, for the statement alone. The call is in a target list, so that it runs once
-    per row of `source` and never when there is none."""
-    return (
-        "debit AS (SELECT ledger_debit(CAST(:ledger_heads AS text[]), "  # noqa: S608
-        "CAST(:ledger_head_currencies AS text[]), CAST(:ledger_head_livemodes AS boolean[]), "
-        "CAST(:ledger_debits AS bigint[]), CAST(:ledger_refuse AS boolean)) AS d"
-        + cte.per_row_of(source)
-        + "), gate AS (SELECT 1 FROM debit WHERE (d).debited), "
-        + append_after("gate")
+@dataclass(frozen=True)
+class Heads:
+    """The guarded accounts a transaction debits, in code order, and their net debits;
+    `refuse`: an uncovered debit fails the statement (`NOT_COVERED`)."""
+
+    codes: list[str]
+    currencies: list[str]
+    livemodes: list[bool]
+    debits: list[int]
+    refuse: bool
+
+
+@dataclass(frozen=True)
+class Debit:
+    """What `debited` writes: the guarded debits, then, when covered, the transaction."""
+
+    heads: Heads
+    transaction: NewTransaction
+
+
+@dataclass(frozen=True)
+class Debited:
+    """The CTE of the call (`call`, its column `d`: whether the heads were debited, and
+    their balances before it), then the transaction and its postings (`appended`)."""
+
+    call: CTE
+    appended: Appended
+    binds: Binds[Heads]
+
+    @property
+    def debited(self) -> ColumnElement[bool]:
+        return _was_debited(self.call)
+
+    @property
+    def balances(self) -> ColumnElement[list[int]]:
+        return func.balances(self.call.c.d, type_=ARRAY(BigInteger()))
+
+    def values(self, debit: Debit) -> dict[str, Any]:
+        return self.binds.values(debit.heads) | self.appended.values(debit.transaction)
+
+
+def debited(source: FromClause | None) -> Debited:
+    """The guarded debits of a `Debit` by the server-side `ledger_debit` (it locks the heads
+    in code order, folds their unfolded postings, checks that each covers its debit and
+    debits them, each step on a snapshot taken after the lock), then, when covered, the
+    transaction and its postings (`appended`); once per row of `source` (see `appended`).
+    The lock is held from that call to the statement's commit: run outside a transaction,
+    for the statement alone. The call is in a target list, so that it runs once per row of
+    `source` and never when there is none."""
+    binds = Binds(
+        Heads,
+        codes=ARRAY(Text()),
+        currencies=ARRAY(Text()),
+        livemodes=ARRAY(Boolean()),
+        debits=ARRAY(BigInteger()),
+        refuse=Boolean(),
     )
+    call = select(
+        func.ledger_debit(
+            binds["codes"],
+            binds["currencies"],
+            binds["livemodes"],
+            binds["debits"],
+            binds["refuse"],
+        ).label("d")
+    )
+    if source is not None:
+        call = call.select_from(source)
+    called = call.cte()
+    gate = select(literal_column("1")).select_from(called).where(_was_debited(called)).cte()
+    return Debited(called, appended(gate), binds)
 
 
-# Returns whether the heads were debited, their balances before the debit (in the order of
-# the codes) and the transaction's id (None: not covered).
-_DEBIT_APPEND = text(
-    f"WITH {debit_after(None)} "  # noqa: S608
-    "SELECT (d).debited, (d).balances, (SELECT transaction_id FROM postings LIMIT 1) FROM debit"
-)
+def _was_debited(call: CTE) -> ColumnElement[bool]:
+    # PostgreSQL's functional notation for the field `(d).debited` of the call's record.
+    return func.debited(call.c.d, type_=Boolean())
 
 
-def _parameters(
+# Whether the heads were debited, their balances before the debit (in the order of the
+# codes) and the transaction's id (None: not covered).
+_DEBITED = debited(None)
+_DEBIT_APPEND = select(
+    _DEBITED.debited,
+    _DEBITED.balances,
+    _first_transaction(_DEBITED.appended.postings).scalar_subquery(),
+).select_from(_DEBITED.call)
+
+
+def _transaction(
     kind: str, reference: str | None, entries: Sequence[Entry], at: datetime, folded: set[Account]
-) -> dict[str, Any]:
-    return {
-        "ledger_kind": kind,
-        "ledger_reference": reference,
-        "ledger_livemode": entries[0].account.livemode,
-        "ledger_at": at,
-        "ledger_accounts": [e.account.code for e in entries],
-        "ledger_currencies": [e.account.currency for e in entries],
-        "ledger_amounts": [e.amount for e in entries],
-        "ledger_foldeds": [e.account in folded for e in entries],
-    }
+) -> NewTransaction:
+    return NewTransaction(
+        kind=kind,
+        reference=reference,
+        livemode=entries[0].account.livemode,
+        at=at,
+        accounts=[e.account.code for e in entries],
+        currencies=[e.account.currency for e in entries],
+        amounts=[e.amount for e in entries],
+        foldeds=[e.account in folded for e in entries],
+    )
 
 
 def appendable(
     *, kind: str, reference: str | None, entries: Sequence[Entry], at: datetime
-) -> dict[str, Any]:
-    """The parameters of `append_after` for a balanced transaction that debits no guarded
+) -> NewTransaction:
+    """The values of `appended` for a balanced transaction that debits no guarded
     account. A guarded debit locks and folds its account first (`transfer`); it cannot be
     appended blindly, so it is refused here (`LedgerError`)."""
     _check_balanced(entries)
     if _guarded_debits(entries):
         raise LedgerError("a debit of a guarded account is locked first: transfer, debitable")
-    return _parameters(kind, reference, entries, at, set())
+    return _transaction(kind, reference, entries, at, set())
 
 
 def _check_balanced(entries: Sequence[Entry]) -> None:
@@ -162,31 +304,31 @@ async def transfer(
     or carry on."""
     _check_balanced(entries)
     debits = _guarded_debits(entries)
-    parameters = _parameters(kind, reference, entries, at, set(debits))
+    transaction = _transaction(kind, reference, entries, at, set(debits))
     if not debits:
-        result = await session.execute(_APPEND, parameters)
+        result = await session.execute(_APPEND, _APPENDED.values(transaction))
         return int(result.scalars().first() or 0)
     heads = _heads(debits, refuse=False)
     debited, balances, transaction_id = (
-        await session.execute(_DEBIT_APPEND, parameters | heads)
+        await session.execute(_DEBIT_APPEND, _DEBITED.values(Debit(heads, transaction)))
     ).one()
     if not debited:
-        before = dict(zip(heads["ledger_heads"], balances, strict=True))
+        before = dict(zip(heads.codes, balances, strict=True))
         short = next(a for a in sorted(debits) if before[a.code] + debits[a] < 0)
         raise Overdraft(short, before[short.code], -debits[short])
     return int(transaction_id)
 
 
-def debitable(
-    *, kind: str, reference: str | None, entries: Sequence[Entry], at: datetime
-) -> dict[str, Any]:
-    """The parameters of `debit_after` for a balanced transaction that debits a guarded
+def debitable(*, kind: str, reference: str | None, entries: Sequence[Entry], at: datetime) -> Debit:
+    """The values of `debited` for a balanced transaction that debits a guarded
     account: an uncovered debit fails the whole statement (`NOT_COVERED`)."""
     _check_balanced(entries)
     debits = _guarded_debits(entries)
     if not debits:
         raise LedgerError("no guarded account is debited: append it (appendable)")
-    return _parameters(kind, reference, entries, at, set(debits)) | _heads(debits, refuse=True)
+    return Debit(
+        _heads(debits, refuse=True), _transaction(kind, reference, entries, at, set(debits))
+    )
 
 
 def _guarded_debits(entries: Sequence[Entry]) -> dict[Account, int]:
@@ -201,16 +343,15 @@ def _net(entries: Sequence[Entry]) -> dict[Account, int]:
     return net
 
 
-def _heads(debits: dict[Account, int], *, refuse: bool) -> dict[str, Any]:
-    """The parameters of `debit_after`'s call, the heads in code order."""
+def _heads(debits: dict[Account, int], *, refuse: bool) -> Heads:
     accounts = sorted(debits)
-    return {
-        "ledger_heads": [a.code for a in accounts],
-        "ledger_head_currencies": [a.currency for a in accounts],
-        "ledger_head_livemodes": [a.livemode for a in accounts],
-        "ledger_debits": [debits[a] for a in accounts],
-        "ledger_refuse": refuse,
-    }
+    return Heads(
+        codes=[a.code for a in accounts],
+        currencies=[a.currency for a in accounts],
+        livemodes=[a.livemode for a in accounts],
+        debits=[debits[a] for a in accounts],
+        refuse=refuse,
+    )
 
 
 _BALANCES = text(

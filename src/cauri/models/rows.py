@@ -1,6 +1,6 @@
 """A new row described once, as its values by column name. The same description is the ORM
 object of the row (`build`) and the parameters of an INSERT written as a CTE of a larger
-statement (`insert_cte`), whose columns are the description's own: a column added to a
+statement (`inserted`), whose columns are the description's own: a column added to a
 domain's description reaches both of its write paths, with nothing restated by hand."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import BindParameter, Table, bindparam, inspect
+from sqlalchemy import Table, bindparam, inspect
+from sqlalchemy.dialects.postgresql import Insert, insert
 
 from cauri.models.base import Base
 
@@ -41,19 +42,13 @@ def attributes(model: type[Base], row: Mapping[str, Any]) -> dict[str, Any]:
     return {names.get(column, column): value for column, value in row.items()}
 
 
-def insert_cte(name: str, table: Table, columns: Iterable[str], tail: str) -> str:
-    """`name AS (INSERT INTO table (columns) VALUES (:columns) tail)`: the parameters are
-    named after the columns. Constant text (S608): names of the schema's own columns."""
+def inserted(table: Table, columns: Iterable[str]) -> Insert:
+    """The INSERT of one row of `table` with the given columns, each a parameter named after
+    its column and typed as it is (a JSON or array value is serialized as SQLAlchemy
+    serializes it on the ORM path); the caller adds its conflict clause and RETURNING."""
     listed = tuple(columns)
     unknown = set(listed) - set(table.c.keys())
     assert not unknown, unknown
-    return (
-        f"{name} AS (INSERT INTO {table.name} ({', '.join(listed)}) "  # noqa: S608
-        f"VALUES ({', '.join(':' + column for column in listed)}) {tail})"
+    return insert(table).values(
+        {column: bindparam(column, type_=cast(Any, table.c[column].type)) for column in listed}
     )
-
-
-def typed_parameters(table: Table, columns: Iterable[str]) -> list[BindParameter[Any]]:
-    """The columns' parameters typed as the columns are, so that a JSON or array value is
-    serialized as SQLAlchemy serializes it on the ORM path."""
-    return [bindparam(column, type_=cast(Any, table.c[column].type)) for column in columns]

@@ -9,7 +9,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import ColumnElement, Table, bindparam, select, text
+from sqlalchemy import ColumnElement, Table, select, true
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -27,7 +27,7 @@ from cauri.ledger import movements
 from cauri.ledger import service as ledger_service
 from cauri.merchants.caller import Caller
 from cauri.merchants.contract import FeeBearer, payment_terms
-from cauri.models import Event, OperatorOperation, Payment, lookups, rows
+from cauri.models import OperatorOperation, Payment, lookups, rows
 from cauri.operators import catalogue
 from cauri.operators.protocol import OPERATOR_PAGE, Collection, OperatorResult, Outcome
 from cauri.payments import jobs, rules
@@ -113,31 +113,42 @@ _INSERT = select(Payment).from_statement(
 # A payment the operator decided before it was recorded (the simulator, `decides_offline`):
 # its row, its money and its event in ONE statement and one round trip, each part written
 # only when the row is (an `external_id` replay writes nothing). The row's columns are those
-# `_values` describes, as on the ORM path (`record`); the ledger's and the events' CTEs are
-# their domains' own (`append_after`, `emission_after`); the job of the event's first
-# delivery wakes the worker with NOTIFY, taken once in the last FROM (a volatile call
-# PostgreSQL never drops). It returns the new row's id, or no row (a replay): the row is the
-# one built in Python, so nothing is read back. Compiled once per shape of row.
+# `_values` describes, as on the ORM path (`record`); the ledger's and the events' parts are
+# their domains' own (`appended`, `emitted`); the job of the event's first delivery wakes the
+# worker with NOTIFY (`queue.woken_by`). It returns the new row's id, or no row (a replay):
+# the row is the one built in Python, so nothing is read back. Compiled once per shape of
+# row.
+@dataclass(frozen=True)
+class _Decided:
+    statement: Prepared
+    money: ledger_service.Appended | None
+    event: events.Emitted
+
+    def parameters(
+        self,
+        row: dict[str, Any],
+        event: events.Emission,
+        money: ledger_service.NewTransaction | None,
+    ) -> dict[str, Any]:
+        parameters = row | self.event.values(event)
+        if self.money is not None and money is not None:
+            parameters |= self.money.values(money)
+        return parameters
+
+
 @cache
-def _decided(columns: tuple[str, ...], *, with_money: bool) -> Prepared:
-    pay = rows.insert_cte(
-        "pay",
-        _PAYMENTS,
-        columns,
-        "ON CONFLICT (merchant_id, livemode, external_id) WHERE external_id IS NOT NULL "
-        "DO NOTHING RETURNING id",
+def _decided(columns: tuple[str, ...], *, with_money: bool) -> _Decided:
+    pay = (
+        lookups.unless_replayed(rows.inserted(_PAYMENTS, columns), _PAYMENTS)
+        .returning(_PAYMENTS.c.id)
+        .cte("pay")
     )
-    ledger = f"{ledger_service.append_after('pay')}, " if with_money else ""
-    return Prepared(
-        text(
-            f"WITH {pay}, {ledger}{events.emission_after('pay')} "  # noqa: S608
-            f"SELECT pay.id FROM pay, (SELECT count(*) FROM (SELECT {queue.NOTIFY} FROM job) "
-            "AS woken) AS notified"
-        ).bindparams(
-            *rows.typed_parameters(_PAYMENTS, columns),
-            bindparam("event_data", type_=Event.data.type),
-        )
-    )
+    money = ledger_service.appended(pay) if with_money else None
+    event = events.emitted(pay)
+    statement = select(pay.c.id).join_from(pay, queue.woken_by(event.job), true())
+    if money is not None:
+        statement = statement.add_cte(money.postings)
+    return _Decided(Prepared(statement), money, event)
 
 
 def _payment_url(base_url: str | None, payment_id: uuid.UUID) -> str:
@@ -242,7 +253,7 @@ class PaymentService:
         decided = rows.build(Payment, values)
         decided.amount_refunded = decided.plan_fee_amount = 0
         succeeded = answer.outcome is Outcome.SUCCEEDED
-        parameters = values | events.emission(
+        event = events.Emission(
             event_id=uuid.uuid4(),
             merchant_id=caller.merchant_id,
             livemode=caller.livemode,
@@ -251,8 +262,8 @@ class PaymentService:
             at=decided.updated_at,
             callback_url=decided.callback_url,
         )
-        if succeeded:
-            parameters |= movements.collected_with(
+        money = (
+            movements.collected_with(
                 into=movements.balance_of(caller.merchant_id, caller.livemode, decided.currency),
                 operator=decided.operator,
                 counted=decided.net_amount,
@@ -260,11 +271,15 @@ class PaymentService:
                 reference=str(payment_id),
                 at=decided.updated_at,
             )
+            if succeeded
+            else None
+        )
         answered = reply(decided, True)
         # One statement, atomic on its own: outside a transaction (none has begun on this
         # path) it commits as it runs, with no BEGIN or COMMIT round trip.
         decide = _decided(tuple(values), with_money=succeeded)
-        if await decide.fetchrow(session, parameters) is None:
+        written = await decide.statement.fetchrow(session, decide.parameters(values, event, money))
+        if written is None:
             return await self._replayed(session, caller, body, reply)
         if not succeeded:
             # Keeps its writes: the payment is recorded failed.

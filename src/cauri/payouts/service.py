@@ -21,7 +21,7 @@ from functools import cache, partial
 from typing import Any, cast
 
 import asyncpg
-from sqlalchemy import Table, bindparam, func, select, text
+from sqlalchemy import Table, func, select, true
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -52,7 +52,7 @@ from cauri.ledger import service as ledger_service
 from cauri.ledger.movements import Holder, Movement
 from cauri.merchants.caller import Caller
 from cauri.merchants.contract import PAYOUT, read_terms
-from cauri.models import Event, Merchant, Payout, PayoutApproval, PlatformSettings, lookups, rows
+from cauri.models import Merchant, Payout, PayoutApproval, PlatformSettings, lookups, rows
 from cauri.models.payouts import APPROVAL_STATES
 from cauri.operators import catalogue
 from cauri.operators.catalogue import PaymentMode
@@ -70,29 +70,37 @@ _PAYOUTS = cast(Table, Payout.__table__)
 # row, the balance's debit with its ledger transaction, and its event, in ONE statement run
 # outside the request's transaction when none has begun (a third party's test payout), so
 # that the balance's row is locked for that statement and its commit only
-# (`ledger.service.debit_after`). Nothing is written when `external_id` is taken (no row
+# (`ledger.service.debited`). Nothing is written when `external_id` is taken (no row
 # returned) or the balance does not cover it (the statement fails). The row's columns are
 # those `_row` describes, as on the path that records it first; the worker is woken as for a
 # payment (cauri.payments.service). Compiled once per shape of row.
+@dataclass(frozen=True)
+class _Paid:
+    statement: Prepared
+    debit: ledger_service.Debited
+    event: events.Emitted
+
+    def parameters(
+        self, row: dict[str, Any], debit: ledger_service.Debit, event: events.Emission
+    ) -> dict[str, Any]:
+        return row | self.debit.values(debit) | self.event.values(event)
+
+
 @cache
-def _paid(columns: tuple[str, ...]) -> Prepared:
-    pyo = rows.insert_cte(
-        "pyo",
-        _PAYOUTS,
-        columns,
-        "ON CONFLICT (merchant_id, livemode, external_id) WHERE external_id IS NOT NULL "
-        "DO NOTHING RETURNING reference",
+def _paid(columns: tuple[str, ...]) -> _Paid:
+    pyo = (
+        lookups.unless_replayed(rows.inserted(_PAYOUTS, columns), _PAYOUTS)
+        .returning(_PAYOUTS.c.reference)
+        .cte("pyo")
     )
-    return Prepared(
-        text(
-            f"WITH {pyo}, {ledger_service.debit_after('pyo')}, "  # noqa: S608
-            f"{events.emission_after('pyo')} SELECT pyo.reference FROM pyo, "
-            f"(SELECT count(*) FROM (SELECT {queue.NOTIFY} FROM job) AS woken) AS notified"
-        ).bindparams(
-            *rows.typed_parameters(_PAYOUTS, columns),
-            bindparam("event_data", type_=Event.data.type),
-        )
+    debit = ledger_service.debited(pyo)
+    event = events.emitted(pyo)
+    statement = (
+        select(pyo.c.reference)
+        .join_from(pyo, queue.woken_by(event.job), true())
+        .add_cte(debit.appended.postings)
     )
+    return _Paid(Prepared(statement), debit, event)
 
 
 PAYOUT_MIN = 10
@@ -289,7 +297,7 @@ class PayoutService:
             "completed_at": now,
         }
         payout = rows.build(Payout, row)
-        parameters = row | events.emission(
+        event = events.Emission(
             event_id=uuid.uuid4(),
             merchant_id=payout.merchant_id,
             livemode=payout.livemode,
@@ -297,9 +305,10 @@ class PayoutService:
             data=payout_object(payout),
             at=now,
         )
-        parameters |= _FLOW.paid_with(payout, now)
+        paid = _paid(tuple(row))
+        parameters = paid.parameters(row, _FLOW.paid_with(payout, now), event)
         try:
-            written = await _paid(tuple(row)).fetchrow(session, parameters)
+            written = await paid.statement.fetchrow(session, parameters)
         except asyncpg.PostgresError as error:
             if error.sqlstate == ledger_service.NOT_COVERED:
                 raise InsufficientFunds() from error

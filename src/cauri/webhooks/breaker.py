@@ -23,12 +23,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import (
+    CTE,
+    Boolean,
+    DateTime,
+    FromClause,
+    Integer,
+    Table,
+    Text,
+    case,
+    exists,
+    not_,
+    null,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cauri.config import Settings
+from cauri.kit.binds import Binds
 from cauri.models import WebhookEndpoint
 
 
@@ -79,31 +95,73 @@ async def admit(
     return reopened or probe_until
 
 
-# Counts an attempt's outcome in the statement that records the attempt (a CTE of
-# cauri.webhooks.service's), once a row of `{after}` says the attempt was recorded. A success
-# on a closed circuit writes nothing: no row is locked per delivery.
-RECORD = (
-    "circuit AS (UPDATE webhook_endpoints SET "
-    "  consecutive_failures = CASE WHEN CAST(:succeeded AS boolean) THEN 0 "
-    "    ELSE consecutive_failures + 1 END, "
-    "  open_until = CASE WHEN CAST(:succeeded AS boolean) THEN NULL "
-    "    WHEN consecutive_failures + 1 >= CAST(:threshold AS integer) "
-    "    THEN CAST(:reopen_at AS timestamptz) ELSE open_until END "
-    "  WHERE merchant_id = CAST(:circuit_merchant AS text) "
-    "  AND livemode = CAST(:circuit_livemode AS boolean) AND EXISTS (SELECT FROM {after}) "
-    "  AND (NOT CAST(:succeeded AS boolean) OR consecutive_failures > 0 "
-    "    OR open_until IS NOT NULL))"
-)
+_ENDPOINTS = cast(Table, WebhookEndpoint.__table__)
 
 
-def record_values(
-    circuit: Circuit, *, succeeded: bool, now: datetime, settings: Settings
-) -> dict[str, Any]:
-    """The parameters of `RECORD`."""
-    return {
-        "succeeded": succeeded,
-        "threshold": settings.webhook_breaker_threshold,
-        "reopen_at": now + timedelta(seconds=settings.webhook_breaker_cooldown),
-        "circuit_merchant": circuit.merchant_id,
-        "circuit_livemode": circuit.livemode,
-    }
+@dataclass(frozen=True)
+class Outcome:
+    """An attempt's outcome as `counted` counts it (`outcome`)."""
+
+    succeeded: bool
+    threshold: int
+    reopen_at: datetime
+    merchant_id: str
+    livemode: bool
+
+
+@dataclass(frozen=True)
+class Counted:
+    """The CTE that counts an attempt's outcome on its endpoint's circuit."""
+
+    circuit: CTE
+    binds: Binds[Outcome]
+
+    def values(self, outcome: Outcome) -> dict[str, Any]:
+        return self.binds.values(outcome)
+
+
+def counted(attempt: FromClause) -> Counted:
+    """Counts an attempt's outcome in the statement that records the attempt
+    (cauri.webhooks.service), once a row of `attempt` says the attempt was recorded. A
+    success on a closed circuit writes nothing: no row is locked per delivery."""
+    binds = Binds(
+        Outcome,
+        succeeded=Boolean(),
+        threshold=Integer(),
+        reopen_at=DateTime(timezone=True),
+        merchant_id=Text(),
+        livemode=Boolean(),
+    )
+    failures = _ENDPOINTS.c.consecutive_failures
+    open_until = _ENDPOINTS.c.open_until
+    succeeded = binds["succeeded"]
+    circuit = (
+        update(_ENDPOINTS)
+        .where(
+            _ENDPOINTS.c.merchant_id == binds["merchant_id"],
+            _ENDPOINTS.c.livemode == binds["livemode"],
+            exists().select_from(attempt),
+            or_(not_(succeeded), failures > 0, open_until.is_not(None)),
+        )
+        .values(
+            consecutive_failures=case((succeeded, 0), else_=failures + 1),
+            open_until=case(
+                (succeeded, null()),
+                (failures + 1 >= binds["threshold"], binds["reopen_at"]),
+                else_=open_until,
+            ),
+        )
+        .cte()
+    )
+    return Counted(circuit, binds)
+
+
+def outcome(circuit: Circuit, *, succeeded: bool, now: datetime, settings: Settings) -> Outcome:
+    """The values of `counted`."""
+    return Outcome(
+        succeeded=succeeded,
+        threshold=settings.webhook_breaker_threshold,
+        reopen_at=now + timedelta(seconds=settings.webhook_breaker_cooldown),
+        merchant_id=circuit.merchant_id,
+        livemode=circuit.livemode,
+    )

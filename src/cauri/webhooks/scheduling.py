@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.webhooks import jobs
+from cauri.worker.queue import NewJob
 
 
 def endpoint_group(merchant_id: str, livemode: bool) -> str:
@@ -41,9 +41,9 @@ async def enqueue_attempt(
 
 def first_attempt(
     *, delivery_id: uuid.UUID, merchant_id: str, livemode: bool, now: datetime
-) -> dict[str, Any]:
-    """The job of a new delivery's first attempt, as parameters of `queue.insert_job`: the
-    event's statement queues it with the delivery (see `cauri.events.service.emit`)."""
+) -> NewJob:
+    """The job of a new delivery's first attempt, as values of `queue.queued`: the event's
+    statement queues it with the delivery (see `cauri.events.service.emitted`)."""
     return next_attempt(
         delivery_id=delivery_id, attempt=1, merchant_id=merchant_id, livemode=livemode, now=now
     )
@@ -57,8 +57,8 @@ def next_attempt(
     livemode: bool,
     now: datetime,
     delay: float = 0,
-) -> dict[str, Any]:
-    """The job of an attempt, as parameters of `queue.insert_job`."""
+) -> NewJob:
+    """The job of an attempt, as values of `queue.queued`."""
     return jobs.DELIVER.values(
         jobs.Attempt(str(delivery_id), attempt),
         livemode=livemode,

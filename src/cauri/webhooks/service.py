@@ -8,14 +8,30 @@ import uuid
 import weakref
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import ColumnElement, Row, func, select, text, update
+from sqlalchemy import (
+    Boolean,
+    ColumnElement,
+    DateTime,
+    Integer,
+    Row,
+    Table,
+    Text,
+    Uuid,
+    func,
+    insert,
+    literal_column,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from cauri.config import Settings
 from cauri.connectors.secrets import sealing_keyring
 from cauri.events import service as events
+from cauri.kit.binds import Binds
 from cauri.kit.errors import Conflict, NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.kit.pagination import Page
@@ -311,24 +327,79 @@ def next_step(
     return "failed", None
 
 
-# The attempt, the delivery moved on, the breaker's count and the next attempt's job, in one
-# statement guarded by the attempt count read before the call. Constant text (S608).
-_RECORD = text(
-    "WITH updated AS (UPDATE webhook_deliveries SET attempts = attempts + 1, "  # noqa: S608
-    "  series_attempts = series_attempts + 1, response_code = CAST(:code AS integer), "
-    "  status = CAST(:status AS text), next_attempt_at = CAST(:next_at AS timestamptz), "
-    "  delivered_at = coalesce(CAST(:delivered_at AS timestamptz), delivered_at) "
-    "  WHERE id = :delivery AND status = 'pending' AND attempts = :attempts_before "
-    "  RETURNING id, attempts), "
-    "attempt AS (INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_ms, "
-    "  response_code, error) SELECT id, attempts, CAST(:started_at AS timestamptz), "
-    "  CAST(:duration_ms AS integer), CAST(:code AS integer), CAST(:error AS text) "
-    "  FROM updated RETURNING number), "
-    f"{breaker.RECORD.format(after='attempt')}, "
-    "retry AS (SELECT FROM attempt WHERE CAST(:retry AS boolean)), "
-    f"{queue.insert_job('retry')} "
-    "SELECT number FROM attempt"
+_DELIVERIES = cast(Table, WebhookDelivery.__table__)
+_ATTEMPTS = cast(Table, WebhookAttempt.__table__)
+
+
+@dataclass(frozen=True)
+class _Attempted:
+    """What `_RECORD` writes of an attempt, guarded by the attempt count read before it."""
+
+    delivery: uuid.UUID
+    attempts_before: int
+    code: int | None
+    status: str
+    next_at: datetime | None
+    delivered_at: datetime | None
+    started_at: datetime
+    duration_ms: int | None
+    error: str | None
+    retry: bool
+
+
+_ATTEMPTED = Binds(
+    _Attempted,
+    delivery=Uuid(),
+    attempts_before=Integer(),
+    code=Integer(),
+    status=Text(),
+    next_at=DateTime(timezone=True),
+    delivered_at=DateTime(timezone=True),
+    started_at=DateTime(timezone=True),
+    duration_ms=Integer(),
+    error=Text(),
+    retry=Boolean(),
 )
+_UPDATED = (
+    update(_DELIVERIES)
+    .where(
+        _DELIVERIES.c.id == _ATTEMPTED["delivery"],
+        _DELIVERIES.c.status == literal_column("'pending'"),
+        _DELIVERIES.c.attempts == _ATTEMPTED["attempts_before"],
+    )
+    .values(
+        attempts=_DELIVERIES.c.attempts + 1,
+        series_attempts=_DELIVERIES.c.series_attempts + 1,
+        response_code=_ATTEMPTED["code"],
+        status=_ATTEMPTED["status"],
+        next_attempt_at=_ATTEMPTED["next_at"],
+        delivered_at=func.coalesce(_ATTEMPTED["delivered_at"], _DELIVERIES.c.delivered_at),
+    )
+    .returning(_DELIVERIES.c.id, _DELIVERIES.c.attempts)
+    .cte()
+)
+_ATTEMPT = (
+    insert(_ATTEMPTS)
+    .from_select(
+        ["delivery_id", "number", "started_at", "duration_ms", "response_code", "error"],
+        select(
+            _UPDATED.c.id,
+            _UPDATED.c.attempts,
+            _ATTEMPTED["started_at"],
+            _ATTEMPTED["duration_ms"],
+            _ATTEMPTED["code"],
+            _ATTEMPTED["error"],
+        ),
+    )
+    .returning(_ATTEMPTS.c.number)
+    .cte()
+)
+_COUNTED = breaker.counted(_ATTEMPT)
+_RETRY = select(literal_column("1")).select_from(_ATTEMPT).where(_ATTEMPTED["retry"]).cte()
+_RETRIED = queue.queued(_RETRY)
+# The attempt, the delivery moved on, the breaker's count and the next attempt's job, in one
+# statement guarded by the attempt count read before the call.
+_RECORD = select(_ATTEMPT.c.number).add_cte(_COUNTED.circuit, _RETRIED.job)
 
 
 async def record_attempt(
@@ -345,31 +416,32 @@ async def record_attempt(
     status, retry_in = next_step(
         outcome.succeeded, pending.series_before + 1, runtime.settings.retry_delays
     )
+    attempted = _Attempted(
+        delivery=pending.delivery_id,
+        attempts_before=pending.attempts_before,
+        code=outcome.response_code,
+        status=status,
+        next_at=None if retry_in is None else now + timedelta(seconds=retry_in),
+        delivered_at=now if outcome.succeeded else None,
+        started_at=started_at,
+        duration_ms=outcome.duration_ms,
+        error=outcome.error,
+        retry=retry_in is not None,
+    )
+    counted = breaker.outcome(
+        pending.circuit, succeeded=outcome.succeeded, now=now, settings=runtime.settings
+    )
+    retried = next_attempt(
+        delivery_id=pending.delivery_id,
+        attempt=pending.attempts_before + 2,
+        merchant_id=pending.circuit.merchant_id,
+        livemode=pending.circuit.livemode,
+        now=now,
+        delay=retry_in or 0,
+    )
     await session.execute(
         _RECORD,
-        {
-            "delivery": pending.delivery_id,
-            "attempts_before": pending.attempts_before,
-            "code": outcome.response_code,
-            "status": status,
-            "next_at": None if retry_in is None else now + timedelta(seconds=retry_in),
-            "delivered_at": now if outcome.succeeded else None,
-            "started_at": started_at,
-            "duration_ms": outcome.duration_ms,
-            "error": outcome.error,
-            "retry": retry_in is not None,
-            **breaker.record_values(
-                pending.circuit, succeeded=outcome.succeeded, now=now, settings=runtime.settings
-            ),
-            **next_attempt(
-                delivery_id=pending.delivery_id,
-                attempt=pending.attempts_before + 2,
-                merchant_id=pending.circuit.merchant_id,
-                livemode=pending.circuit.livemode,
-                now=now,
-                delay=retry_in or 0,
-            ),
-        },
+        _ATTEMPTED.values(attempted) | _COUNTED.values(counted) | _RETRIED.values(retried),
     )
 
 

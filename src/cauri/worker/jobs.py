@@ -72,9 +72,9 @@ class JobKind(Generic[P]):
         now: datetime,
         group: str | None = None,
         delay: float = 0,
-    ) -> dict[str, Any]:
-        """The parameters of `queue.insert_job`: the job queued by another domain's
-        statement, in the caller's transaction."""
+    ) -> queue.NewJob:
+        """The values of `queue.queued`: the job queued by another domain's statement, in
+        the caller's transaction."""
         return queue.job_values(
             self.name,
             dataclasses.asdict(payload),  # type: ignore[call-overload]

@@ -7,45 +7,136 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import text
+from sqlalchemy import (
+    CTE,
+    ColumnElement,
+    DateTime,
+    FromClause,
+    Integer,
+    Subquery,
+    Table,
+    Text,
+    exists,
+    func,
+    insert,
+    literal_column,
+    select,
+    text,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.types import TypeEngine
 
-from cauri.kit import cte
+from cauri.kit.binds import Binds
+from cauri.models import Job
 from cauri.worker import lanes
 
 NOTIFY_CHANNEL = "cauri_jobs"
 
-NOTIFY = "pg_notify('cauri_jobs', '')"
+_JOBS = cast(Table, Job.__table__)
 
 
-def insert_job(source: str | None = None) -> str:
-    """The CTE `job`: one job from the parameters `job_values` gives, once per row of
-    `source` (cauri.kit.cte). Another domain's statement takes it to queue a job in the same
-    round trip as the row the job acts on, and selects `NOTIFY` from `job`."""
-    return (
-        "job AS (INSERT INTO jobs (kind, lane, group_key, payload, run_at, max_attempts, "
-        "created_at) SELECT CAST(:job_kind AS text), CAST(:job_lane AS text), "
-        "CAST(:job_group AS text), CAST(:job_payload AS jsonb), "
-        "CAST(:job_run_at AS timestamptz), CAST(:job_max_attempts AS integer), "
-        "CAST(:job_now AS timestamptz)" + cte.per_row_of(source) + " RETURNING id)"
+@dataclass(frozen=True)
+class NewJob:
+    """A job as `queued` writes it (`job_values`)."""
+
+    kind: str
+    lane: str
+    group: str | None
+    payload: dict[str, Any]
+    run_at: datetime
+    max_attempts: int
+    now: datetime
+
+
+@dataclass(frozen=True)
+class Queued:
+    """The CTE `job` of one new job (returning its id), in another domain's statement."""
+
+    job: CTE
+    binds: Binds[NewJob]
+
+    def values(self, job: NewJob) -> dict[str, Any]:
+        return self.binds.values(job)
+
+
+def _binds() -> Binds[NewJob]:
+    return Binds(
+        NewJob,
+        kind=Text(),
+        lane=Text(),
+        group=Text(),
+        payload=cast(TypeEngine[Any], Job.payload.type),
+        run_at=DateTime(timezone=True),
+        max_attempts=Integer(),
+        now=DateTime(timezone=True),
     )
 
 
-_ENQUEUE = text(f"WITH {insert_job()} SELECT job.id, {NOTIFY} FROM job")  # noqa: S608
+def _queued(source: FromClause | None, binds: Binds[NewJob]) -> Queued:
+    row = select(
+        binds["kind"],
+        binds["lane"],
+        binds["group"],
+        binds["payload"],
+        binds["run_at"],
+        binds["max_attempts"],
+        binds["now"],
+    )
+    if source is not None:
+        row = row.select_from(source)
+    columns = ["kind", "lane", "group_key", "payload", "run_at", "max_attempts", "created_at"]
+    job = insert(_JOBS).from_select(columns, row).returning(_JOBS.c.id).cte()
+    return Queued(job, binds)
+
+
+def queued(source: FromClause | None) -> Queued:
+    """One job, written once per row of `source`, a FROM item of the caller's statement
+    (None: once; a `source` without rows: none). Another domain's statement takes it to
+    queue a job in the same round trip as the row the job acts on, and wakes the worker
+    with `woken_by`."""
+    return _queued(source, _binds())
+
+
+# Selected from a `job` CTE, so that the worker wakes when it wrote a row.
+NOTIFY: ColumnElement[Any] = func.pg_notify(
+    literal_column(f"'{NOTIFY_CHANNEL}'"), literal_column("''")
+)
+
+
+def woken_by(job: CTE) -> Subquery:
+    """A FROM item of one row that wakes the worker, through NOTIFY, when `job` wrote one:
+    taken once in the caller's last FROM, a volatile call PostgreSQL never drops."""
+    woken = select(NOTIFY).select_from(job).subquery("woken")
+    return select(func.count()).select_from(woken).subquery("notified")
+
+
+_ENQUEUED = queued(None)
+_ENQUEUE = select(_ENQUEUED.job.c.id, NOTIFY)
 
 # The same, unless a job of that kind with that payload is already queued; callers of one
 # payload take turns (a transaction-scoped advisory lock on it) so that two at once cannot
-# both find none.
+# both find none. `status = 'queued'` stays a literal: the partial index of queued jobs
+# answers it.
 _LOCK_PAYLOAD = text(
     "SELECT pg_advisory_xact_lock(7244, hashtext(CAST(:kind AS text) || CAST(:payload AS text)))"
 )
-_ENQUEUE_ONCE = text(
-    "WITH fresh AS (SELECT WHERE NOT EXISTS (SELECT FROM jobs WHERE lane = :job_lane "  # noqa: S608
-    "  AND kind = :job_kind AND status = 'queued' AND payload = CAST(:job_payload AS jsonb))), "
-    f"{insert_job('fresh')} SELECT job.id, {NOTIFY} FROM job"
+_ONCE_BINDS = _binds()
+_FRESH = (
+    select(literal_column("1"))
+    .where(
+        ~exists().where(
+            _JOBS.c.lane == _ONCE_BINDS["lane"],
+            _JOBS.c.kind == _ONCE_BINDS["kind"],
+            _JOBS.c.status == literal_column("'queued'"),
+            _JOBS.c.payload == _ONCE_BINDS["payload"],
+        )
+    )
+    .cte()
 )
+_ENQUEUED_ONCE = _queued(_FRESH, _ONCE_BINDS)
+_ENQUEUE_ONCE = select(_ENQUEUED_ONCE.job.c.id, NOTIFY)
 
 # What a claim does to the jobs it picked: runs them under a lease, or fails those whose
 # lease ran out on their last attempt (they are not rerun).
@@ -169,7 +260,7 @@ async def enqueue(
     """Inserts a job in the caller's transaction; its lane follows from `family` and
     `livemode`. Jobs of one `group` run at most CAURI_WEBHOOK_ENDPOINT_CONCURRENCY at once.
     Domains queue through their typed kinds (cauri.worker.jobs)."""
-    parameters = job_values(
+    job = job_values(
         kind,
         payload,
         livemode=livemode,
@@ -179,7 +270,7 @@ async def enqueue(
         group=group,
         family=family,
     )
-    result = await session.execute(_ENQUEUE, parameters)
+    result = await session.execute(_ENQUEUE, _ENQUEUED.values(job))
     return int(result.scalar_one())
 
 
@@ -195,9 +286,9 @@ async def enqueue_once(
     """Queues a job due now unless one of `kind` with exactly `payload` is queued already
     (a running one does not count: it may have looked before what prompts this one); whether
     it queued one. In the caller's transaction."""
-    parameters = job_values(kind, payload, livemode=livemode, now=now, family=family)
-    await session.execute(_LOCK_PAYLOAD, {"kind": kind, "payload": parameters["job_payload"]})
-    return (await session.execute(_ENQUEUE_ONCE, parameters)).first() is not None
+    job = job_values(kind, payload, livemode=livemode, now=now, family=family)
+    await session.execute(_LOCK_PAYLOAD, {"kind": kind, "payload": json.dumps(payload)})
+    return (await session.execute(_ENQUEUE_ONCE, _ENQUEUED_ONCE.values(job))).first() is not None
 
 
 def job_values(
@@ -210,17 +301,17 @@ def job_values(
     max_attempts: int = 10,
     group: str | None = None,
     family: lanes.Family = lanes.Family.MONEY,
-) -> dict[str, Any]:
-    """The parameters of `insert_job` (see `enqueue`)."""
-    return {
-        "job_kind": kind,
-        "job_lane": lanes.lane_of(family, livemode=livemode),
-        "job_group": group,
-        "job_payload": json.dumps(payload),
-        "job_run_at": now + timedelta(seconds=delay),
-        "job_max_attempts": max_attempts,
-        "job_now": now,
-    }
+) -> NewJob:
+    """The values of `queued` (see `enqueue`)."""
+    return NewJob(
+        kind=kind,
+        lane=lanes.lane_of(family, livemode=livemode),
+        group=group,
+        payload=payload,
+        run_at=now + timedelta(seconds=delay),
+        max_attempts=max_attempts,
+        now=now,
+    )
 
 
 async def hasten(
