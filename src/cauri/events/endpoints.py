@@ -47,7 +47,7 @@ async def follow_events(
         )
     feed: Feed = request.app.state.event_feed
     start = None if cursor is None else Cursor.parse(cursor)
-    followed = await feed.follow(session, caller.merchant_id, start, wait)
+    followed = await feed.follow(session, caller.merchant_id, start, wait, request.is_disconnected)
     data = [service.envelope(event) for event in followed.events]
     return {"success": True, "data": data, "cursor": followed.cursor.token()}
 

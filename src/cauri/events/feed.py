@@ -20,7 +20,7 @@ import base64
 import binascii
 import contextlib
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import structlog
@@ -123,11 +123,16 @@ class Feed:
         self.looking = asyncio.Event()  # set once the poller has taken its first horizon
 
     async def follow(
-        self, session: AsyncSession, merchant_id: str, cursor: Cursor | None, wait: float
+        self,
+        session: AsyncSession,
+        merchant_id: str,
+        cursor: Cursor | None,
+        wait: float,
+        gone: Callable[[], Awaitable[bool]],
     ) -> Followed:
         """The account's test events after `cursor` (None: from now on), as soon as there
-        is one, or none once `wait` seconds have passed. Ends `session`'s transaction before
-        waiting, and after each look."""
+        is one, or none once `wait` seconds have passed or the reader is `gone` (asked after
+        each look). Ends `session`'s transaction before waiting, and after each look."""
         start = cursor or await _now(session)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
@@ -137,7 +142,7 @@ class Feed:
                 found = await _read(session, merchant_id, start)
                 await session.commit()  # nothing held while waiting
                 left = deadline - loop.time()
-                if found.events or left <= 0:
+                if found.events or left <= 0 or await gone():
                     return found
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(min(left, RECHECK)):

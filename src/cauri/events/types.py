@@ -1,6 +1,6 @@
 """Every event type the service emits, declared once (docs/API.md, "Events").
 
-`events.service.emission` refuses a type that is not here, so this tuple is the whole list:
+`events.service.Emission` refuses a type that is not here, so this tuple is the whole list:
 the OpenAPI document's event description and tests/foundation/test_api_doc read it.
 """
 

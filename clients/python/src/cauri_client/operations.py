@@ -20,6 +20,7 @@ from cauri_client.resources import (
     BalanceTransaction,
     CheckoutSession,
     Event,
+    FeedPage,
     InstallmentPlan,
     ModePrediction,
     Payment,
@@ -318,6 +319,14 @@ class Events(Namespace[Transport]):
     def list(*, type: str | None = None, per_page: int = 25, start: int = 1) -> Listing[Event]:
         """Events, newest first; `type`: one event name (`payment.succeeded`)."""
         return listing(Event, "/events", per_page, start, type=type)
+
+    @operation
+    def follow(*, cursor: str | None = None, wait: int = 0) -> Call[FeedPage]:
+        """Test events in the order they committed, after `cursor` (None: from now on),
+        waiting up to `wait` seconds (at most 60) for one; give the page's `cursor` back to
+        read on: nothing is missed or repeated. Test keys only (`cauri-client listen`)."""
+        params = given(cursor=cursor, wait=wait)
+        return Call("GET", "/events/feed", FeedPage.from_envelope, params=params)
 
 
 class Webhooks(Namespace[Transport]):

@@ -367,3 +367,19 @@ _EVENT_OBJECTS: Mapping[str, type[Payment | Refund | Payout | CheckoutSession]] 
     "payout": Payout,
     "checkout_session": CheckoutSession,
 }
+
+
+@dataclasses.dataclass(frozen=True)
+class FeedPage:
+    """A page of `events.follow`: the events, each also as the JSON object the API sent
+    (what `cauri-client listen` forwards: serialized compactly, the bytes of a delivery),
+    and where the page ends (give it back to read on)."""
+
+    events: tuple[Event, ...]
+    sent: tuple[Mapping[str, Any], ...]
+    cursor: str
+
+    @classmethod
+    def from_envelope(cls, envelope: Mapping[str, Any]) -> FeedPage:
+        sent = tuple(envelope["data"])
+        return cls(tuple(Event.from_json(entry) for entry in sent), sent, envelope["cursor"])

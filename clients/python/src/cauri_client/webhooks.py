@@ -49,6 +49,18 @@ class MalformedPayload(WebhookVerificationError):
     """The signed body is not a JSON object."""
 
 
+def signature(payload: bytes, secret: str, timestamp: int) -> str:
+    """The v1 signature of `payload` sent at `timestamp` (hex HMAC-SHA256)."""
+    signed = str(timestamp).encode() + b"." + payload
+    return hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
+
+
+def signature_header(payload: bytes, secret: str, timestamp: int) -> str:
+    """`X-Service-Signature` as Cauri sends it: what `cauri-client listen` signs with, so
+    that a receiver verifies a forwarded event as it would a delivery."""
+    return f"t={timestamp},{SCHEME}={signature(payload, secret, timestamp)}"
+
+
 # Bounds that no genuine header comes near: past them, parsing could only be made to work hard
 # (a timestamp of thousands of digits, thousands of signatures) or to overflow.
 _MAX_HEADER = 4096
@@ -132,8 +144,7 @@ def verify(
         raise ValueError("secret est vide : toute signature faite sans secret passerait.")
     payload = _payload(raw_body)
     timestamp, signatures = _parse(signature_header)
-    signed = str(timestamp).encode() + b"." + payload
-    expected = hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
+    expected = signature(payload, secret, timestamp)
     # Constant-time comparison: no timing hint on how much of a forged signature matched.
     if not any(hmac.compare_digest(expected, candidate) for candidate in signatures):
         raise InvalidSignature("Aucune signature ne correspond au corps avec ce secret.")
