@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -68,41 +67,46 @@ async def test_each_event_is_forwarded_as_its_delivery_and_a_break_loses_nothing
         again.close()
 
 
+async def _run(*args: str) -> tuple[int, str]:
+    process = await asyncio.create_subprocess_exec(
+        str(CLIENT), *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    output, _ = await asyncio.wait_for(process.communicate(), timeout=WAIT)
+    assert process.returncode is not None
+    return process.returncode, output.decode()
+
+
 async def test_the_commands_trigger_and_listen_until_interrupted(
     server: ServerThread, merchant: MerchantKeys, tmp_path: Path
 ) -> None:
     account = ["--key", merchant.test_key, "--base-url", server.base_url]
     with Receiver() as local:
-        listening = subprocess.Popen(  # noqa: S603 (the package's own command)
-            [str(CLIENT), *account, "listen", "--forward-to", local.url],
+        listening = await asyncio.create_subprocess_exec(
+            str(CLIENT),
+            *account,
+            "listen",
+            "--forward-to",
+            local.url,
             cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
         )
         try:
             assert listening.stdout is not None
-            assert listening.stdout.readline().startswith("Ready: test events → ")
-            made = subprocess.run(  # noqa: S603
-                [str(CLIENT), *account, "trigger", "payment.succeeded"],
-                capture_output=True,
-                text=True,
-                timeout=WAIT,
-            )
-            assert made.returncode == 0 and made.stdout.startswith("payment.succeeded: payment ")
+            ready = await asyncio.wait_for(listening.stdout.readline(), timeout=WAIT)
+            assert ready.decode().startswith("Ready: test events → ")
+            code, made = await _run(*account, "trigger", "payment.succeeded")
+            assert code == 0 and made.startswith("payment.succeeded: payment "), made
             [received] = await local.wait_for(1, within=WAIT)
             assert received.headers["x-service-event"] == "payment.succeeded"
         finally:
             listening.send_signal(signal.SIGINT)
-            output, _ = listening.communicate(timeout=WAIT)
+            rest, _ = await asyncio.wait_for(listening.communicate(), timeout=WAIT)
+        output = rest.decode()
         assert listening.returncode == 0, output
         assert " payment.succeeded " in output and output.rstrip().endswith("→ 200")
-        assert list(tmp_path.glob(".cauri-listen-*"))  # the position, to resume from
+        kept = await asyncio.to_thread(lambda: list(tmp_path.glob(".cauri-listen-*")))
+        assert kept  # the position, to resume from
 
-    refused = subprocess.run(  # noqa: S603
-        [str(CLIENT), "--key", "sk_live_x", "trigger", "payment.succeeded"],
-        capture_output=True,
-        text=True,
-        timeout=WAIT,
-    )
-    assert refused.returncode == 2 and "a test key is needed" in refused.stdout
+    code, refused = await _run("--key", "sk_live_x", "trigger", "payment.succeeded")
+    assert code == 2 and "a test key is needed" in refused
