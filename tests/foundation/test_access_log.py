@@ -4,7 +4,10 @@ id, and nothing else of it: no query string, no header, no key, no phone number.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -89,3 +92,20 @@ async def test_refusals_and_crashes_are_logged_too(
     ]
     assert lines[0]["request_id"] == crashed.headers["x-request-id"]
     assert "sk_test_nope" not in repr(lines)
+
+
+def test_a_log_written_to_a_file_has_no_colour_codes(tmp_path: Path) -> None:
+    """Issue 27, friction 5: `serve`'s console lines, sent to a file, are plain text."""
+    probe = (
+        "import logging, structlog\n"
+        "from cauri.kit.logging import configure\n"
+        "configure(False)\n"
+        "structlog.get_logger('cauri.test').warning('test.line', status=500)\n"
+        "logging.getLogger('uvicorn.error').warning('a library line')\n"
+    )
+    written = tmp_path / "serve.log"
+    with written.open("w") as output:
+        subprocess.run([sys.executable, "-c", probe], stdout=output, stderr=output, check=True)
+    text = written.read_text()
+    assert "test.line" in text and "a library line" in text
+    assert "\x1b[" not in text

@@ -8,6 +8,7 @@ secret or personal reaches the console or the JSON lines (issue 8: keys and secr
 from __future__ import annotations
 
 import logging
+import sys
 
 import structlog
 
@@ -19,7 +20,11 @@ def configure(json_lines: bool) -> None:
         structlog.processors.JSONRenderer()
         if json_lines
         # Plain tracebacks: rich's are slow to render, and a burst of errors would stall.
-        else structlog.dev.ConsoleRenderer(exception_formatter=structlog.dev.plain_traceback)
+        # Colours only for a person's terminal: in a file they are escape codes to wade through.
+        else structlog.dev.ConsoleRenderer(
+            colors=sys.stdout.isatty() and sys.stderr.isatty(),
+            exception_formatter=structlog.dev.plain_traceback,
+        )
     )
     shared: list[structlog.typing.Processor] = [
         structlog.contextvars.merge_contextvars,
