@@ -86,7 +86,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 import httpx
 
-from tests.fakes import CALLBACK_TIMEOUT
+from tests.fakes import CALLBACK_TIMEOUT, runner
 
 CURRENCIES = ("XOF", "XAF", "GNF", "CDF", "USD")
 CHANNELS = ("ALL", "MOBILE_MONEY", "CREDIT_CARD", "WALLET")
@@ -358,6 +358,8 @@ class CinetPayFake:
         transfer_password: str,
         transfer_balance: int = 1_000_000,
         token_ttl: float = 300.0,
+        host: str = "127.0.0.1",  # loopback; a port of 0 is a free one
+        port: int = 0,
     ) -> None:
         self.apikey, self.site_id, self.secret_key = apikey, str(site_id), secret_key
         self.transfer_password = transfer_password
@@ -386,9 +388,9 @@ class CinetPayFake:
         self._held_back: list[tuple[str, str, dict[str, str], dict[str, str]]] = []
         self._lock = threading.RLock()
         self._stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer((host, port), self._handler())
         self._server.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.base_url = f"http://{host}:{self._server.server_address[1]}"
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -1325,4 +1327,64 @@ def _html(title: str, content: str) -> str:
     return (
         '<!doctype html><html lang="fr"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title></head><body>{content}</body></html>"
+    )
+
+
+# Run on its own (`python -m tests.fakes.cinetpay`): a rehearsal of a connector's set-up.
+
+
+def rehearsal(options: runner.Options) -> runner.Rehearsal:
+    fake = CinetPayFake(
+        apikey="fake-cinetpay-apikey",
+        site_id="445160",
+        secret_key="fake-cinetpay-secret-key",
+        transfer_password="fake-cinetpay-transfer-password",
+        host=options.host,
+        port=options.port,
+    )
+
+    def waiting() -> list[str]:
+        with fake._lock:
+            return [t for t, p in fake.payments.items() if not p.final and not p.touched]
+
+    def act(transaction_id: str, pays: bool) -> object:
+        if pays:
+            return fake.pay(transaction_id, method="FLOOZTG")
+        return fake.refuse(transaction_id, method="FLOOZTG")
+
+    return runner.Rehearsal(
+        fake=fake,
+        kind="cinetpay",
+        environment="production",
+        base_url=fake.checkout_base_url,
+        settings={
+            "site_id": "445160",
+            "return_url": "https://shop.example/merci",
+            "transfer_base_url": fake.transfer_base_url,
+        },
+        secrets={
+            "apikey": "fake-cinetpay-apikey",
+            "secret_key": "fake-cinetpay-secret-key",
+            "transfer_password": "fake-cinetpay-transfer-password",
+        },
+        routes={"moov_tg": ("collect", "disburse")},
+        payment={"amount": 5000, "operator": "moov_tg", "phone_number": "22899123456"},
+        callbacks="a form POST (x-token signed) to each payment's notify_url, which Cauri "
+        "names only when CAURI_PUBLIC_URL is set (without it CinetPay refuses the payment)",
+        customer=runner.Customer(waiting, act),
+        notes=(
+            "the customer is scripted (--customer): each payment is paid with Flooz Togo (or "
+            "refused) within a second; with --customer waits, open the payment's payment_url",
+        ),
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(
+        runner.main(
+            rehearsal,
+            description="CinetPay's Checkout and Transfer APIs' contract fake, on its own.",
+            name="cinetpay-fake",
+            customer=True,
+        )
     )

@@ -49,7 +49,7 @@ from typing import Any
 
 import httpx
 
-from tests.fakes import CALLBACK_TIMEOUT
+from tests.fakes import CALLBACK_TIMEOUT, runner
 
 TEST_NUMBERS = {
     "46733123450": ("FAILED", "INTERNAL_PROCESSING_ERROR"),
@@ -122,6 +122,8 @@ class MtnMomoFake:
         target_environment: str = "sandbox",
         currency: str = "EUR",
         token_ttl: int = 3600,
+        host: str = "127.0.0.1",  # loopback; a port of 0 is a free one
+        port: int = 0,
     ) -> None:
         self.api_user, self.api_key = api_user, api_key
         self.subscription_keys = subscription_keys
@@ -143,9 +145,9 @@ class MtnMomoFake:
         self._status_times: list[float] = []
         self._lock = threading.RLock()
         self._stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer((host, port), self._handler())
         self._server.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.base_url = f"http://{host}:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def __enter__(self) -> MtnMomoFake:
@@ -533,3 +535,50 @@ class MtnMomoFake:
                 return over
 
         return Handler
+
+
+# Run on its own (`python -m tests.fakes.mtn_momo`): a rehearsal of a connector's set-up.
+
+REHEARSAL_API_USER = "5f1c4a2e-8d3b-4c6a-9e7f-0a1b2c3d4e5f"  # a UUID, as MTN provisions one
+REHEARSAL_SUBSCRIPTION_KEYS = {
+    "collection": "fake-collection-primary-key",
+    "disbursement": "fake-disbursement-primary-key",
+}
+
+
+def rehearsal(options: runner.Options) -> runner.Rehearsal:
+    fake = MtnMomoFake(
+        api_user=REHEARSAL_API_USER,
+        api_key="fake-mtn-api-key",
+        subscription_keys=REHEARSAL_SUBSCRIPTION_KEYS,
+        host=options.host,
+        port=options.port,
+    )
+    return runner.Rehearsal(
+        fake=fake,
+        kind="mtn_momo",
+        environment="sandbox",
+        base_url=fake.base_url,
+        settings={"target_environment": "sandbox", "currency": "EUR"},
+        secrets={
+            "api_user": REHEARSAL_API_USER,
+            "api_key": "fake-mtn-api-key",
+            "collection_subscription_key": REHEARSAL_SUBSCRIPTION_KEYS["collection"],
+            "disbursement_subscription_key": REHEARSAL_SUBSCRIPTION_KEYS["disbursement"],
+        },
+        routes={"mtn": ("collect", "disburse", "refund")},
+        payment={"amount": 5000, "operator": "mtn", "phone_number": "22997123456"},
+        callbacks="a PUT to each request's X-Callback-Url, which Cauri names only when "
+        "CAURI_PUBLIC_URL is set (without it, status queries alone settle)",
+        notes=("the customer approves at once; MTN's sandbox numbers decide other outcomes",),
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(
+        runner.main(
+            rehearsal,
+            description="MTN MoMo Open API's contract fake, on its own.",
+            name="mtn-fake",
+        )
+    )

@@ -61,7 +61,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from tests.fakes import CALLBACK_TIMEOUT
+from tests.fakes import CALLBACK_TIMEOUT, runner
 
 # Country segment of the path → the currency Orange expects there. `dev` is the sandbox, whose
 # currency is OUV (documented). The per-country list is from secondary sources (see the notes).
@@ -224,6 +224,8 @@ class OrangeMoneyFake:
         currency: str | None = None,
         token_ttl: int = 3600,
         payment_ttl: float = 600.0,
+        host: str = "127.0.0.1",  # loopback; a port of 0 is a free one
+        port: int = 0,
     ) -> None:
         self.client_id, self.client_secret = client_id, client_secret
         self.merchant_key = merchant_key
@@ -253,9 +255,9 @@ class OrangeMoneyFake:
         self._offset = 0.0
         self._lock = threading.RLock()
         self._stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer((host, port), self._handler())
         self._server.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.base_url = f"http://{host}:{self._server.server_address[1]}"
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -813,3 +815,56 @@ class OrangeMoneyFake:
                     self._html(200, fake._page(confirmed))
 
         return Handler
+
+
+# Run on its own (`python -m tests.fakes.orange_money`): a rehearsal of a connector's set-up.
+
+
+def rehearsal(options: runner.Options) -> runner.Rehearsal:
+    fake = OrangeMoneyFake(
+        client_id="fake-orange-client-id",
+        client_secret="fake-orange-client-secret",
+        merchant_key="fakemerchantkey",
+        host=options.host,
+        port=options.port,
+    )
+
+    def waiting() -> list[str]:
+        with fake._lock:
+            return [t for t, p in fake.payments.items() if p.status == "INITIATED"]
+
+    def act(pay_token: str, pays: bool) -> object:
+        return fake.pay(pay_token) if pays else fake.fail(pay_token)
+
+    return runner.Rehearsal(
+        fake=fake,
+        kind="orange_money",
+        environment="sandbox",
+        base_url=fake.base_url,
+        settings={"country": "dev", "return_url": "https://shop.example/merci"},
+        secrets={
+            "client_id": "fake-orange-client-id",
+            "client_secret": "fake-orange-client-secret",
+            "merchant_key": "fakemerchantkey",
+        },
+        routes={"orange_ci": ("collect",)},
+        payment={"amount": 5000, "operator": "orange_ci", "phone_number": "2250712345678"},
+        callbacks="a POST to each payment's notif_url, which Cauri names only when "
+        "CAURI_PUBLIC_URL is set (without it the connector refuses to send the payment)",
+        customer=runner.Customer(waiting, act),
+        notes=(
+            "the customer is scripted (--customer): each payment is confirmed (or declined) "
+            "within a second; with --customer waits, open the payment's payment_url instead",
+        ),
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(
+        runner.main(
+            rehearsal,
+            description="Orange Money Web Payment's contract fake, on its own.",
+            name="orange-fake",
+            customer=True,
+        )
+    )

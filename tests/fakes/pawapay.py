@@ -75,7 +75,7 @@ import httpx
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from tests.fakes import CALLBACK_TIMEOUT
+from tests.fakes import CALLBACK_TIMEOUT, runner
 
 KINDS = ("deposit", "payout", "refund")
 OPERATION = {"deposit": "DEPOSIT", "payout": "PAYOUT", "refund": "REFUND"}
@@ -363,6 +363,8 @@ class PawapayFake:
         signed_callbacks: bool = False,
         company_name: str = "Cauri Test",
         providers: list[Provider] | None = None,
+        host: str = "127.0.0.1",  # loopback; a port of 0 is a free one
+        port: int = 0,
     ) -> None:
         self.api_token = api_token
         self.callback_urls: dict[str, str] = dict(callback_urls or {})
@@ -393,9 +395,9 @@ class PawapayFake:
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._key = ec.generate_private_key(ec.SECP256R1())
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer((host, port), self._handler())
         self._server.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.base_url = f"http://{host}:{self._server.server_address[1]}"
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -1222,3 +1224,40 @@ class PawapayFake:
                 )
 
         return Handler
+
+
+# Run on its own (`python -m tests.fakes.pawapay`): a rehearsal of a connector's set-up.
+
+
+def rehearsal(options: runner.Options) -> runner.Rehearsal:
+    url = options.callback_url
+    fake = PawapayFake(
+        api_token="fake-pawapay-api-token",
+        callback_urls={"deposit": url, "payout": url, "refund": url},
+        signed_callbacks=True,
+        host=options.host,
+        port=options.port,
+    )
+    return runner.Rehearsal(
+        fake=fake,
+        kind="pawapay",
+        environment="sandbox",
+        base_url=fake.base_url,
+        settings={"signed_callbacks": "true"},
+        secrets={"api_token": "fake-pawapay-api-token"},
+        routes={"moov": ("collect", "disburse", "refund")},
+        payment={"amount": 5000, "operator": "moov", "phone_number": "22995123456"},
+        callbacks=f"deposits, payouts and refunds POSTed to {url}, signed (RFC 9421), as set "
+        "in pawaPay's dashboard (--cauri, --name or --callback-url to change it)",
+        notes=("any number completes; pawaPay's sandbox test numbers decide other outcomes",),
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(
+        runner.main(
+            rehearsal,
+            description="pawaPay Merchant API v2's contract fake, on its own.",
+            name="pawapay-fake",
+        )
+    )

@@ -71,7 +71,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from tests.fakes import CALLBACK_TIMEOUT
+from tests.fakes import CALLBACK_TIMEOUT, runner
 
 DEFAULT_PERMISSIONS = ("checkout_api", "payouts_api", "balance_api")
 # Country code in the key (`wave_sn_prod_…`) → the calling code of its wallet's numbers.
@@ -262,6 +262,8 @@ class WaveFake:
         balance: str = "1000000",
         business_name: str = "Cauri Test Shop",
         session_ttl: float = 30 * 60,
+        host: str = "127.0.0.1",  # loopback; a port of 0 is a free one
+        port: int = 0,
     ) -> None:
         self.api_key = api_key
         self.keys: dict[str, ApiKey] = {api_key: ApiKey(set(permissions))}
@@ -303,9 +305,9 @@ class WaveFake:
         self._offset = 0.0
         self._lock = threading.RLock()
         self._stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer((host, port), self._handler())
         self._server.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.base_url = f"http://{host}:{self._server.server_address[1]}"
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -1043,3 +1045,56 @@ class WaveFake:
                 return None
 
         return Handler
+
+
+# Run on its own (`python -m tests.fakes.wave`): a rehearsal of a connector's set-up.
+
+REHEARSAL_API_KEY = "wave_sn_prod_" + "FakeKeyOfTheRehearsalWallet00001"
+REHEARSAL_WEBHOOK_SECRET = "wave_sn_WHS_" + "fakesecretoftherehearsalwebhook0123456789abcdef"
+
+
+def rehearsal(options: runner.Options) -> runner.Rehearsal:
+    fake = WaveFake(
+        REHEARSAL_API_KEY,
+        webhook_secret=REHEARSAL_WEBHOOK_SECRET,
+        webhook_url=options.callback_url,
+        host=options.host,
+        port=options.port,
+    )
+
+    def waiting() -> list[str]:
+        with fake._lock:
+            return [s.id for s in fake.sessions.values() if s.checkout_status == "open"]
+
+    def act(session_id: str, pays: bool) -> object:
+        return fake.pay(session_id) if pays else fake.fail_payment(session_id)
+
+    return runner.Rehearsal(
+        fake=fake,
+        kind="wave",
+        environment="production",  # Wave has no sandbox; http is allowed on loopback
+        base_url=fake.base_url,
+        settings={"return_url": "https://shop.example/merci"},
+        secrets={"api_key": REHEARSAL_API_KEY, "webhook_secret": REHEARSAL_WEBHOOK_SECRET},
+        routes={"wave_sn": ("collect", "disburse", "refund")},
+        payment={"amount": 5000, "operator": "wave_sn", "phone_number": "221771234567"},
+        callbacks=f"checkout webhooks POSTed to {options.callback_url}, signed with the "
+        "webhook secret, as registered in Wave's portal (--cauri, --name or --callback-url "
+        "to change it)",
+        customer=runner.Customer(waiting, act),
+        notes=(
+            "the Wave app's side is scripted (--customer): each checkout session is paid "
+            "(or declined) within a second; payouts succeed at once",
+        ),
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(
+        runner.main(
+            rehearsal,
+            description="Wave's Checkout and Payout APIs' contract fake, on its own.",
+            name="wave-fake",
+            customer=True,
+        )
+    )
