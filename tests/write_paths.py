@@ -1,9 +1,10 @@
 """Everything one payment or payout wrote, as comparable values: its row, its ledger
 transaction and postings, its events, their deliveries and the deliveries' jobs. Every
 column is taken (`to_jsonb` of the whole row), so a column one write path forgets shows;
-only what differs from one row to the next by construction is left out (ids, and the
-references that carry them). Used to prove that the one-statement path for outcomes decided
-offline writes exactly what the path that records first writes (issue 24)."""
+only what differs from one row to the next by construction is left out (ids, the
+references that carry them, and an event's transaction id). Used to prove that the
+one-statement path for outcomes decided offline writes exactly what the path that records
+first writes (issue 24)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ _SNAPSHOT = text(
     UNION ALL SELECT 'transaction', to_jsonb(tx) - 'id' - 'reference' FROM tx
     UNION ALL SELECT 'posting', to_jsonb(p) - 'id' - 'transaction_id'
       FROM ledger_postings p JOIN tx ON p.transaction_id = tx.id
-    UNION ALL SELECT 'event', jsonb_set(to_jsonb(ev) - 'id', '{{data}}',
+    UNION ALL SELECT 'event', jsonb_set(to_jsonb(ev) - 'id' - 'txid', '{{data}}',
       ev.data - 'reference' - 'identifier') FROM ev
     UNION ALL SELECT 'delivery', to_jsonb(dl) - 'id' - 'event_id' FROM dl
     UNION ALL SELECT 'job', jsonb_set(to_jsonb(j) - 'id', '{{payload}}',
