@@ -8,6 +8,7 @@ import httpx
 import pytest
 from sqlalchemy.engine import make_url
 
+from cauri.cli.output import echo_record
 from cauri.kit.clock import ManualClock
 from cauri.kit.db import unit_of_work
 from cauri.merchants.service import merchants
@@ -250,7 +251,7 @@ async def test_payments_show(
     live = merchant.headers(livemode=True)
     network.send[LIVE_NUMBER] = SUCCEEDED
     paid = await client.post(
-        f"{API}/payments", json=momo_body(phone_number=LIVE_NUMBER), headers=live
+        f"{API}/payments", json=momo_body(phone_number=LIVE_NUMBER, external_id="o-7"), headers=live
     )
     payment = paid.json()["data"]
     assert payment["status"] == "succeeded"
@@ -275,6 +276,21 @@ async def test_payments_show(
     by_identifier = await run_cli(database_url, "payments", "show", payment["identifier"], "--json")
     assert by_identifier.json() == shown
 
+    # The merchant's external_id, as the API takes it (issue 27, friction 5); the same one in
+    # the test environment makes the environment needed.
+    by_external_id = ("exchanges", "list", "o-7", "--merchant", merchant.id, "--json")
+    listed = await run_cli(database_url, *by_external_id)
+    assert [op["subject_ref"] for op in listed.rows()] == [payment["reference"]]
+    await client.post(
+        f"{API}/payments", json=momo_body(external_id="o-7"), headers=merchant.headers()
+    )
+    ambiguous = await run_cli(database_url, *by_external_id)
+    assert ambiguous.error()["code"] == "invalid_request"
+    chosen = await run_cli(database_url, *by_external_id, "--mode", "live")
+    assert chosen.rows() == listed.rows()
+    unknown = await run_cli(database_url, "exchanges", "list", "o-8", "--merchant", merchant.id)
+    assert unknown.error()["code"] == "not_found"
+
     text = await run_cli(database_url, "payments", "show", payment["reference"])
     assert text.exit_code == 0, text.stderr
     assert f"reference: {payment['reference']}" in text.stdout
@@ -285,3 +301,13 @@ async def test_payments_show(
     for unknown in ("CAUUNKNOWN", "00000000-0000-0000-0000-000000000000"):
         missing = await run_cli(database_url, "payments", "show", unknown)
         assert missing.error()["code"] == "not_found" and missing.stdout == ""
+
+
+def test_a_records_text_shows_lists_as_json_not_python(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27, friction 5: `[{'by': 'cli:root'}]` was Python's repr in the text output."""
+    echo_record({"approvals": [{"by": "cli:root", "at": None}], "note": None, "sent": True}, False)
+    assert capsys.readouterr().out.splitlines() == [
+        'approvals: [{"by": "cli:root", "at": null}]',
+        "note: -",
+        "sent: yes",
+    ]

@@ -134,9 +134,14 @@ async def test_keys_rotate_gives_a_new_key_and_the_old_ones_expire_after_the_gra
     rotated = await run_cli(
         database_url, "keys", "rotate", merchant.id, "--mode", "test", "--grace", "2h", "--json"
     )
-    assert set(rotated.json()) == {"key"}
-    new_key = rotated.json()["key"]
-    assert new_key.startswith("sk_test_")
+    shown = rotated.json()
+    assert set(shown) == {"key", "id", "hint", "others"}
+    new_key = shown["key"]
+    assert new_key.startswith("sk_test_") and shown["hint"] == "sk_test_…" + new_key[-4:]
+    # The old test keys and when each stops working (issue 27, friction 5); never a live one.
+    expiries = {other["hint"]: other["expires_at"] for other in shown["others"]}
+    assert set(expiries) == {"sk_test_…" + merchant.test_key[-4:], "sk_test_…" + soon[-4:]}
+    assert expiries["sk_test_…" + soon[-4:]] < expiries["sk_test_…" + merchant.test_key[-4:]]
     for key in (new_key, merchant.test_key, soon, merchant.live_key):
         assert await status_of(client, key) == 200
 

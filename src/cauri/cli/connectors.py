@@ -16,7 +16,7 @@ import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
-from cauri.cli.common import in_transaction, resolved_url
+from cauri.cli.common import in_transaction, livemode_of, resolved_url
 from cauri.cli.operations import echo_operations, operation_row
 from cauri.cli.output import JsonFlag, echo_json
 from cauri.config import get_settings
@@ -25,7 +25,7 @@ from cauri.connectors.service import AccountDefinition, AccountView, callback_ur
 from cauri.operators.config import ACTIONS
 from cauri.operators.protocol import Outcome
 from cauri.runtime import Runtime
-from cauri.staff import actions
+from cauri.staff import actions, reads
 
 connectors_cli = typer.Typer(no_args_is_help=True, help="Connector accounts (live money).")
 routes_cli = typer.Typer(
@@ -288,12 +288,27 @@ def routes_list(as_json: JsonFlag = False) -> None:
 
 
 @exchanges_cli.command("list")
-def exchanges_list(reference: str, as_json: JsonFlag = False) -> None:
+def exchanges_list(
+    reference: str,
+    merchant: Annotated[
+        str | None,
+        typer.Option(help="REFERENCE is this merchant's external_id (as the API takes it)."),
+    ] = None,
+    mode: Annotated[
+        str | None, typer.Option(help="test or live: the external_id's environment.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
     """The operator operations of a payment, payout (pyo_…), refund (re_…) or plan, each with
-    its HTTP exchanges in order (secrets were never recorded)."""
+    its HTTP exchanges in order (secrets were never recorded). With --merchant, REFERENCE
+    may be the merchant's external_id."""
+    livemode = None if mode is None else livemode_of(mode)
 
     async def work(session: AsyncSession, _: Runtime) -> list[dict[str, Any]]:
-        return [operation_row(view) for view in await connectors.exchanges(session, reference)]
+        subject = reference
+        if merchant is not None:
+            subject = await reads.by_external_id(session, merchant, reference, livemode)
+        return [operation_row(view) for view in await connectors.exchanges(session, subject)]
 
     echo_operations(in_transaction(work), as_json, f"no operator operation for {reference}")
 

@@ -99,6 +99,14 @@ def keys_rotate(
         key = await actions.rotate_keys(
             session, runtime, Actor.cli(), merchant_id, livemode=livemode, grace=grace_period
         )
-        return {"key": key}
+        made = await merchant_service.key_of(session, key)
+        others = [
+            {"id": row["id"], "hint": row["hint"], "expires_at": row["expires_at"]}
+            for row in map(key_row, await merchant_service.list_keys(session, merchant_id))
+            if row["id"] != made.id and row["mode"] == mode and row["revoked_at"] is None
+        ]
+        # The key is shown this once; its id and hint name it afterwards, and the others'
+        # expiry says how long the old ones keep working.
+        return {"key": key, "id": made.id, "hint": key_row(made)["hint"], "others": others}
 
     echo_record(in_transaction(work), as_json)

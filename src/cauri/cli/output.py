@@ -18,7 +18,7 @@ def echo_record(data: dict[str, Any], as_json: bool) -> None:
         echo_json(data)
     else:
         for key, value in data.items():
-            typer.echo(f"{key}: {value}")
+            typer.echo(f"{key}: {_cell(value)}")
 
 
 def echo_json(data: Any) -> None:
@@ -40,4 +40,7 @@ def _cell(value: Any) -> str:
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, list | tuple | dict):
+        # As the JSON output writes it, not Python's repr ([{'by': …}]).
+        return json.dumps(value, ensure_ascii=False, default=str)
     return str(value)

@@ -105,6 +105,12 @@ class MerchantService:
         statement = select(ApiKey).where(ApiKey.merchant_id == merchant_id).order_by(ApiKey.id)
         return (await session.scalars(statement)).all()
 
+    async def key_of(self, session: AsyncSession, key: str) -> ApiKey:
+        """The row of a key just made (by its digest: the key itself is never stored)."""
+        return (
+            await session.scalars(select(ApiKey).where(ApiKey.key_hash == keys.digest(key)))
+        ).one()
+
     async def revoke_key(self, session: AsyncSession, key_id: str, *, now: datetime) -> ApiKey:
         """Refuses the key from now on; revoking it again keeps the first revocation time."""
         key = await session.get(ApiKey, int(key_id)) if _KEY_ID.fullmatch(key_id) else None

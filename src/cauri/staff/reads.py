@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import or_, select
+from sqlalchemy import String, cast, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.balance.service import CurrencyBalance, merchant_balances
@@ -123,6 +123,33 @@ async def find_payment(session: AsyncSession, reference: str) -> Payment:
     if payment is None:
         raise NotFound(f"Paiement introuvable : {reference}.")
     return payment
+
+
+async def by_external_id(
+    session: AsyncSession, merchant_id: str, external_id: str, livemode: bool | None
+) -> str:
+    """The reference of the merchant's payment, payout or refund that has this external_id,
+    as the API reads it. An external_id is unique within one environment of one merchant:
+    when both environments have one, `livemode` chooses (else a 422 says so)."""
+    await merchant_service.get(session, merchant_id)
+    found: list[tuple[str, bool]] = []
+    for reference, model in (
+        (cast(Payment.id, String), Payment),
+        (Payout.reference, Payout),
+        (Refund.reference, Refund),
+    ):
+        conditions = [model.merchant_id == merchant_id, model.external_id == external_id]
+        if livemode is not None:
+            conditions.append(model.livemode == livemode)
+        found += (await session.execute(select(reference, model.livemode).where(*conditions))).all()
+    if not found:
+        raise NotFound(f"Rien de {merchant_id} sous l'external_id {external_id}.")
+    if len(found) > 1:
+        modes = ", ".join(sorted({"live" if live else "test" for _, live in found}))
+        raise InvalidRequest.field(
+            "external_id", f"{external_id} nomme plusieurs ressources ({modes}) : précisez --mode."
+        )
+    return found[0][0]
 
 
 async def refunds_of(session: AsyncSession, payment: Payment) -> Sequence[Refund]:
