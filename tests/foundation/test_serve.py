@@ -135,6 +135,10 @@ async def test_serve_on_loopback_needs_no_public_url(database_url: str) -> None:
     # It says at start where the database is (its password hidden) and where the docs are.
     line = starting(stdout)
     assert line["docs"] == url.replace("/payment-modes", "/docs")
+    # Operators' callbacks are given the address it serves on (issue 27: a contract fake or a
+    # sandbox on this machine calls back).
+    [given] = logged(stdout, "serve.public_url_on_loopback")
+    assert given["public_url"] == url.removesuffix("/api/v1/payment-modes")
     hidden = with_password.render_as_string(hide_password=True)
     # (The log's redaction may write its own mark over the *** .)
     assert line["database"] in {hidden, hidden.replace("***", "[redacted]")}

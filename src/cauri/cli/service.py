@@ -87,11 +87,11 @@ def serve(
             err=True,
         )
     configure_logging(settings.log_json)
+    base = settings.public_url or f"http://{f'[{host}]' if ':' in host else host}:{port}"
     if is_loopback(host):
-        _on_loopback_only(settings)
+        _on_loopback_only(settings, base)
     migrations.upgrade(resolved_url())
     _seal_webhook_secrets_in_clear()
-    base = settings.public_url or f"http://{f'[{host}]' if ':' in host else host}:{port}"
     structlog.get_logger("cauri.serve").info(
         "serve.starting", database=database.where(settings), docs=f"{base.rstrip('/')}/api/v1/docs"
     )
@@ -113,11 +113,17 @@ def serve(
     )
 
 
-def _on_loopback_only(settings: Settings) -> None:
+def _on_loopback_only(settings: Settings, base: str) -> None:
     """A developer's machine (or a server behind a proxy on the same machine): a key made
-    once if none was given, and webhooks to this machine's own receivers allowed unless
-    CAURI_WEBHOOK_ALLOW_LOOPBACK says otherwise; each said at start."""
+    once if none was given, webhooks to this machine's own receivers allowed unless
+    CAURI_WEBHOOK_ALLOW_LOOPBACK says otherwise, and without CAURI_PUBLIC_URL the address it
+    serves on given to operators for their callbacks (as it is to customers for the payment
+    pages), so that a contract fake or a sandbox on this machine can call back; each said at
+    start."""
     log = structlog.get_logger("cauri.serve")
+    if settings.public_url is None:
+        use_setting("CAURI_PUBLIC_URL", base)
+        log.info("serve.public_url_on_loopback", public_url=base)
     # The command line's start adopted a key made earlier (cli/common.check_settings): said
     # again, as at every start with it.
     if settings.secret_key in (None, development_key.read(settings.data_dir)):
