@@ -6,7 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import httpx
+import pytest
 
+from cauri.app import create_app
 from cauri.people import accounts
 from cauri.runtime import Runtime
 from tests.console.builders import (
@@ -17,7 +19,7 @@ from tests.console.builders import (
     make_staff,
     welcome_path,
 )
-from tests.support import scalar
+from tests.support import scalar, with_settings
 
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
@@ -154,3 +156,19 @@ async def test_every_console_response_is_secured_and_outside_the_api(
     assert (await console.get("/console/sign-in?utm_source=mail")).status_code == 200
     document = (await console.http.get("/api/v1/openapi.json")).json()
     assert not [path for path in document["paths"] if path.startswith("/console")]
+
+
+@pytest.mark.parametrize("prefix", ["/console", "/dashboard"])
+async def test_without_a_secret_key_the_sign_in_says_what_to_set_not_a_looping_500(
+    runtime: Runtime, prefix: str
+) -> None:
+    """Issue 27, friction 2: a service started without CAURI_SECRET_KEY (only possible
+    outside `cauri serve`, which makes one on loopback and refuses to start without one
+    elsewhere) answers 503 with what to set and to restart, and no link back to itself."""
+    app = create_app(with_settings(runtime, secret_key=None))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="https://127.0.0.1") as browser:
+        answer = await browser.get(f"{prefix}/sign-in")
+    assert answer.status_code == 503
+    assert "CAURI_SECRET_KEY" in answer.text and "redémarrez" in answer.text
+    assert f'href="{prefix}/sign-in"' not in answer.text

@@ -152,7 +152,7 @@ class Feed:
     def _registered(self, merchant_id: str) -> Iterator[asyncio.Event]:
         woken = asyncio.Event()
         self._waiting.setdefault(merchant_id, set()).add(woken)
-        if self._poller is None:
+        if self._poller is None or self._poller.done():  # done: cancelled with its loop
             self._poller = asyncio.create_task(self._poll())
         try:
             yield woken

@@ -26,10 +26,10 @@ TOLERANCE_STEPS = 1
 ISSUER = "Cauri"
 
 MISSING_KEY = (
-    "CAURI_SECRET_KEY n'est pas défini : la console du personnel en a besoin (il chiffre les "
-    "secrets TOTP et signe le formulaire de connexion) ; "
-    f"{SECRET_KEY_MIN_LENGTH} caractères ou plus, par exemple la sortie de "
-    "`openssl rand -hex 32`, le même pour la CLI et les serveurs."
+    "CAURI_SECRET_KEY n'est pas défini : la connexion en a besoin (il chiffre les secrets "
+    "TOTP et signe le formulaire de connexion). Définissez-le "
+    f"({SECRET_KEY_MIN_LENGTH} caractères ou plus, par exemple la sortie de "
+    "`openssl rand -hex 32`, le même pour la CLI et les serveurs), puis redémarrez le service."
 )
 UNREADABLE = (
     "Le secret TOTP de ce compte ne se déchiffre pas avec ce CAURI_SECRET_KEY (la clé a "
@@ -38,6 +38,10 @@ UNREADABLE = (
 
 
 class SecretKeyMissing(ServerError):
+    """The service was started without the key its sign-in needs: unavailable until it is
+    set and the service restarted (503), not an incident of the request (issue 27)."""
+
+    http_status = 503
     default_message = MISSING_KEY
 
 

@@ -32,6 +32,7 @@ ERROR_TITLES = {
     422: "Demande invalide",
     429: "Trop de tentatives",
     500: "Erreur interne",
+    503: "Service à configurer",
 }
 
 
@@ -45,6 +46,7 @@ def error_page(render: Render, request: Request, error: CauriError) -> Response:
     context = {
         "title": ERROR_TITLES.get(error.http_status, "Une erreur est survenue"),
         "message": error.message,
+        "status": error.http_status,
     }
     response = render(request, "signin/error.html", context, error.http_status)
     response.headers.update(error.headers)
