@@ -83,8 +83,8 @@ async def test_the_commands_trigger_and_listen_until_interrupted(
     with Receiver() as local:
         listening = await asyncio.create_subprocess_exec(
             str(CLIENT),
+            "listen",  # as the README writes it: the command, then the account
             *account,
-            "listen",
             "--forward-to",
             local.url,
             cwd=tmp_path,
@@ -95,7 +95,7 @@ async def test_the_commands_trigger_and_listen_until_interrupted(
             assert listening.stdout is not None
             ready = await asyncio.wait_for(listening.stdout.readline(), timeout=WAIT)
             assert ready.decode().startswith("Ready: test events → ")
-            code, made = await _run(*account, "trigger", "payment.succeeded")
+            code, made = await _run("trigger", "payment.succeeded", *account)
             assert code == 0 and made.startswith("payment.succeeded: payment "), made
             [received] = await local.wait_for(1, within=WAIT)
             assert received.headers["x-service-event"] == "payment.succeeded"
@@ -108,5 +108,5 @@ async def test_the_commands_trigger_and_listen_until_interrupted(
         kept = await asyncio.to_thread(lambda: list(tmp_path.glob(".cauri-listen-*")))
         assert kept  # the position, to resume from
 
-    code, refused = await _run("--key", "sk_live_x", "trigger", "payment.succeeded")
+    code, refused = await _run("trigger", "payment.succeeded", "--key", "sk_live_x")
     assert code == 2 and "a test key is needed" in refused

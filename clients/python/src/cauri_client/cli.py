@@ -29,12 +29,20 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cauri-client", description=__doc__.split("\n")[0])
-    parser.add_argument("--key", default=os.environ.get("CAURI_API_KEY"), help="a test key")
-    parser.add_argument(
-        "--base-url", default=os.environ.get("CAURI_BASE_URL", DEFAULT_BASE_URL), help="Cauri"
+    # Taken after the command's name, as `cauri-client listen --key … --forward-to …`.
+    account = argparse.ArgumentParser(add_help=False)
+    account.add_argument(
+        "--key", default=os.environ.get("CAURI_API_KEY"), help="a test key (or CAURI_API_KEY)"
+    )
+    account.add_argument(
+        "--base-url",
+        default=os.environ.get("CAURI_BASE_URL", DEFAULT_BASE_URL),
+        help=f"the service (default {DEFAULT_BASE_URL}, or CAURI_BASE_URL)",
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    listen = commands.add_parser("listen", help="forward the account's test events here")
+    listen = commands.add_parser(
+        "listen", parents=[account], help="forward the account's test events here"
+    )
     listen.add_argument("--forward-to", required=True, help="the local receiver's URL")
     listen.add_argument(
         "--secret", help="sign with this secret (default: the test endpoint's, from Cauri)"
@@ -45,7 +53,9 @@ def _parser() -> argparse.ArgumentParser:
         help="where the position is kept, to resume after a break "
         "(default: .cauri-listen-<account> in the current directory)",
     )
-    made = commands.add_parser("trigger", help="make test resources that emit an event")
+    made = commands.add_parser(
+        "trigger", parents=[account], help="make test resources that emit an event"
+    )
     made.add_argument("event", choices=sorted(RECIPES))
     return parser
 
