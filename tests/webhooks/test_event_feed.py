@@ -10,8 +10,9 @@ from typing import Any
 
 import httpx
 from sqlalchemy import text
+from sqlalchemy.dialects import postgresql
 
-from cauri.events.feed import Cursor, Feed
+from cauri.events.feed import Cursor, Feed, _after
 from cauri.runtime import Runtime
 from tests.payments.builders import pay
 from tests.support import assert_error, make_merchant, momo_body
@@ -132,3 +133,20 @@ async def test_the_process_poller_wakes_the_readers_of_an_account_with_new_event
             await _insert_event(connection, merchant.id, "payment.succeeded")
         await asyncio.wait_for(woken.wait(), timeout=WAIT)
         assert not untouched.is_set()
+
+
+async def test_a_read_of_the_feed_takes_its_index_not_the_accounts_whole_history(
+    runtime: Runtime,
+) -> None:
+    """The partial index on test events (migration 0036) is used only when the query says
+    what its predicate says: `events.livemode IS false` took every test event of the account
+    through the list's index instead."""
+    query = _after("mer_x", Cursor(1, uuid.UUID(int=0)))
+    compiled = query.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True})
+    async with runtime.engine.connect() as connection:
+        # On a near-empty table any plan costs nothing: steer away from scanning and sorting,
+        # which only the feed's index (it gives the order) avoids, if the query can use it.
+        await connection.execute(text("SET LOCAL enable_seqscan = off"))
+        await connection.execute(text("SET LOCAL enable_sort = off"))
+        plan = (await connection.execute(text(f"EXPLAIN {compiled}"))).scalars().all()
+    assert "ix_events_feed" in "\n".join(plan), plan

@@ -91,7 +91,9 @@ def _after(merchant_id: str, cursor: Cursor) -> Select[Event, int]:
         select(Event, _TXID)
         .where(
             Event.merchant_id == merchant_id,
-            Event.livemode.is_(False),
+            # Written as the partial index's predicate (`NOT livemode`, not `IS false`), which
+            # PostgreSQL must match to use it.
+            ~Event.livemode,
             text("events.txid IS NOT NULL"),
             text(
                 "(events.txid, events.id) > "
