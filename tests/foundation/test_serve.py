@@ -17,6 +17,7 @@ import httpx
 import pytest
 from sqlalchemy.engine import make_url
 
+from cauri.kit import development_key
 from tests.cli import CAURI
 from tests.conftest import TEST_SECRET_KEY
 from tests.foundation.builders import run_cli
@@ -207,3 +208,68 @@ async def test_serve_on_loopback_allows_webhooks_to_this_machine_and_says_so(
         database_url, CAURI_LOG_JSON="1", CAURI_WEBHOOK_ALLOW_LOOPBACK="false"
     )
     assert logged(stdout, "serve.webhooks_to_loopback_allowed") == []
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0"])  # noqa: S104 (an address refused, not bound to)
+async def test_a_development_key_is_no_key_for_serving_off_loopback(
+    database_url: str, tmp_path: Path, host: str
+) -> None:
+    """A review's finding: the key `serve` made on loopback, adopted by every command from
+    the data directory, let `serve --host 0.0.0.0` start without CAURI_SECRET_KEY."""
+    (tmp_path / "secret_key").write_text("d" * 64 + "\n")
+    (tmp_path / "secret_key").chmod(0o600)
+    result = await run_cli(
+        database_url,
+        "serve",
+        "--host",
+        host,
+        "--port",
+        str(free_port()),
+        env_vars={"CAURI_PUBLIC_URL": "https://pay.cauri.example", "CAURI_DATA_DIR": str(tmp_path)},
+        process=True,
+    )
+    assert result.exit_code == 2
+    assert "CAURI_SECRET_KEY is required off loopback" in result.stderr
+
+
+async def test_behind_a_proxy_on_loopback_nothing_of_a_developers_machine_applies(
+    database_url: str, tmp_path: Path
+) -> None:
+    """A review's finding: a production server on 127.0.0.1 behind a proxy (it has a public
+    URL) must not let merchants' webhooks reach this machine, nor make a key of its own."""
+    _, _, stdout = await serve_until_it_answers(
+        database_url,
+        CAURI_LOG_JSON="1",
+        CAURI_DATA_DIR=str(tmp_path),
+        CAURI_PUBLIC_URL="https://pay.cauri.example",
+        CAURI_SECRET_KEY=TEST_SECRET_KEY,
+    )
+    for event in ("serve.webhooks_to_loopback_allowed", "serve.development_key"):
+        assert logged(stdout, event) == [], event
+    assert not (tmp_path / "secret_key").exists()
+
+
+async def test_a_key_file_others_may_read_or_a_link_is_refused(
+    database_url: str, tmp_path: Path
+) -> None:
+    """A review's finding: a key planted in the data directory by another account (or
+    readable by others, or a link to elsewhere) is never used."""
+    key_file = tmp_path / "secret_key"
+    key_file.write_text("e" * 64 + "\n")
+    key_file.chmod(0o644)
+    env = {"CAURI_DATA_DIR": str(tmp_path)}
+    refused = await run_cli(database_url, "settings", "show", "--json", env_vars=env)
+    assert refused.exit_code == 2 and "may be read or written by others" in refused.stderr
+    key_file.unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("f" * 64 + "\n")
+    elsewhere.chmod(0o600)
+    key_file.symlink_to(elsewhere)
+    linked = await run_cli(database_url, "settings", "show", "--json", env_vars=env)
+    assert linked.exit_code == 2 and "cannot be read safely" in linked.stderr
+
+
+def test_an_empty_key_file_is_named_not_recursed_on(tmp_path: Path) -> None:
+    (tmp_path / "secret_key").touch(mode=0o600)
+    with pytest.raises(development_key.UnsafeKeyFile, match="is empty"):
+        development_key.made(tmp_path)

@@ -41,9 +41,23 @@ def check_settings() -> None:
             typer.echo(f"{name}: {problem['msg']}", err=True)
         raise typer.Exit(2) from None
     if settings.secret_key is None:
-        kept = development_key.read(settings.data_dir)
+        try:
+            kept = development_key.read(settings.data_dir)
+        except development_key.UnsafeKeyFile as unsafe:
+            typer.echo(f"CAURI_SECRET_KEY: {unsafe}", err=True)
+            raise typer.Exit(2) from None
         if kept is not None:
             use_setting("CAURI_SECRET_KEY", kept)
+            _ADOPTED.append(kept)
+
+
+# The development key this process took from the data directory, if it did (not a key the
+# deployment gave: `serve` off loopback refuses to start with it).
+_ADOPTED: list[str] = []
+
+
+def adopted_development_key() -> bool:
+    return bool(_ADOPTED) and os.environ.get("CAURI_SECRET_KEY") == _ADOPTED[-1]
 
 
 def use_setting(name: str, value: str) -> None:

@@ -12,7 +12,7 @@ import typer
 
 from cauri.audit.actor import Actor
 from cauri.cli import database
-from cauri.cli.common import in_transaction, resolved_url, use_setting
+from cauri.cli.common import adopted_development_key, in_transaction, resolved_url, use_setting
 from cauri.config import Settings, get_settings
 from cauri.kit import collector, development_key
 from cauri.kit import migrate as migrations
@@ -75,7 +75,11 @@ def serve(
 
     settings = get_settings()
     for setting, name, why in _OFF_LOOPBACK:
-        if getattr(settings, setting) is None and not is_loopback(host):
+        # A development key found in the data directory is no key for a server off loopback.
+        unset = getattr(settings, setting) is None or (
+            setting == "secret_key" and adopted_development_key()
+        )
+        if unset and not is_loopback(host):
             typer.echo(
                 f"cauri serve --host {host}: {name} is required off loopback ({why}).", err=True
             )
@@ -88,8 +92,8 @@ def serve(
         )
     configure_logging(settings.log_json)
     base = settings.public_url or f"http://{f'[{host}]' if ':' in host else host}:{port}"
-    if is_loopback(host):
-        _on_loopback_only(settings, base)
+    if is_loopback(host) and settings.public_url is None:
+        _on_a_developers_machine(settings, base)
     migrations.upgrade(resolved_url())
     _seal_webhook_secrets_in_clear()
     structlog.get_logger("cauri.serve").info(
@@ -113,21 +117,24 @@ def serve(
     )
 
 
-def _on_loopback_only(settings: Settings, base: str) -> None:
-    """A developer's machine (or a server behind a proxy on the same machine): a key made
-    once if none was given, webhooks to this machine's own receivers allowed unless
-    CAURI_WEBHOOK_ALLOW_LOOPBACK says otherwise, and without CAURI_PUBLIC_URL the address it
-    serves on given to operators for their callbacks (as it is to customers for the payment
-    pages), so that a contract fake or a sandbox on this machine can call back; each said at
-    start."""
+def _on_a_developers_machine(settings: Settings, base: str) -> None:
+    """Serving on loopback with no CAURI_PUBLIC_URL: a developer's machine (a production
+    server on loopback sits behind a proxy, and its payment pages need the public URL). A key
+    made once if none was given, webhooks to this machine's own receivers allowed unless
+    CAURI_WEBHOOK_ALLOW_LOOPBACK says otherwise, and the address it serves on given to
+    operators for their callbacks (as it is to customers for the payment pages), so that a
+    contract fake or a sandbox on this machine can call back; each said at start."""
     log = structlog.get_logger("cauri.serve")
-    if settings.public_url is None:
-        use_setting("CAURI_PUBLIC_URL", base)
-        log.info("serve.public_url_on_loopback", public_url=base)
+    use_setting("CAURI_PUBLIC_URL", base)
+    log.info("serve.public_url_on_loopback", public_url=base)
     # The command line's start adopted a key made earlier (cli/common.check_settings): said
     # again, as at every start with it.
-    if settings.secret_key in (None, development_key.read(settings.data_dir)):
-        key, new = development_key.made(settings.data_dir)
+    if settings.secret_key is None or adopted_development_key():
+        try:
+            key, new = development_key.made(settings.data_dir)
+        except development_key.UnsafeKeyFile as unsafe:
+            typer.echo(f"CAURI_SECRET_KEY: {unsafe}", err=True)
+            raise typer.Exit(2) from None
         use_setting("CAURI_SECRET_KEY", key)
         path = settings.data_dir / development_key.FILE_NAME
         log.warning("serve.development_key", path=str(path), made_now=new)
