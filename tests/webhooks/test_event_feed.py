@@ -5,14 +5,14 @@ event even when a transaction that began first commits last."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import uuid
 from typing import Any
 
 import httpx
 from sqlalchemy import text
-from sqlalchemy.dialects import postgresql
 
-from cauri.events.feed import Cursor, Feed, _after
+from cauri.events.feed import _PAGE, Cursor, Feed, page_parameters
 from cauri.runtime import Runtime
 from tests.payments.builders import pay
 from tests.support import assert_error, make_merchant, momo_body
@@ -105,7 +105,8 @@ async def test_live_keys_and_forged_cursors_are_refused(
     merchant = await make_merchant(runtime)
     live = await client.get(FEED, params={"wait": 0}, headers=merchant.headers(livemode=True))
     assert_error(live, 422, "invalid_request")
-    for forged in ("nope", "bm9wZQ", "MTIuYWJj", "x" * 201):
+    huge = base64.urlsafe_b64encode(f"{2**63}.{uuid.UUID(int=0).hex}".encode()).decode()
+    for forged in ("nope", "bm9wZQ", "MTIuYWJj", "x" * 201, huge):
         refused = await client.get(
             FEED, params={"wait": 0, "cursor": forged}, headers=merchant.headers()
         )
@@ -141,12 +142,29 @@ async def test_a_read_of_the_feed_takes_its_index_not_the_accounts_whole_history
     """The partial index on test events (migration 0036) is used only when the query says
     what its predicate says: `events.livemode IS false` took every test event of the account
     through the list's index instead."""
-    query = _after("mer_x", Cursor(1, uuid.UUID(int=0)))
-    compiled = query.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True})
+    parameters = page_parameters("mer_x", Cursor(1, uuid.UUID(int=0)))
     async with runtime.engine.connect() as connection:
         # On a near-empty table any plan costs nothing: steer away from scanning and sorting,
         # which only the feed's index (it gives the order) avoids, if the query can use it.
         await connection.execute(text("SET LOCAL enable_seqscan = off"))
         await connection.execute(text("SET LOCAL enable_sort = off"))
-        plan = (await connection.execute(text(f"EXPLAIN {compiled}"))).scalars().all()
+        explained = text(f"EXPLAIN {_PAGE.text}")
+        plan = (await connection.execute(explained, parameters)).scalars().all()
     assert "ix_events_feed" in "\n".join(plan), plan
+
+
+async def test_a_quiet_accounts_cursor_moves_on_with_the_horizon(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """A review's finding: a read that found nothing gave back its cursor, and each next read
+    of a quiet account covered every other account's events since."""
+    quiet, busy = await make_merchant(runtime), await make_merchant(runtime)
+    start = (await _follow(client, quiet.headers(), None))["cursor"]
+    await pay(client, busy.headers(), momo_body(phone_number="22997000000"))
+    later = start
+    for _ in range(WAIT * 20):  # until the payment's transaction is below the horizon
+        later = (await _follow(client, quiet.headers(), start))["cursor"]
+        if Cursor.parse(later) > Cursor.parse(start):
+            break
+        await asyncio.sleep(0.05)
+    assert Cursor.parse(later) > Cursor.parse(start)

@@ -24,13 +24,15 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import structlog
-from sqlalchemy import ColumnElement, Select, literal_column, select, text
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cauri.kit.errors import InvalidRequest
 from cauri.models import Event
 
 log = structlog.get_logger("cauri.events.feed")
+
+_NIL = uuid.UUID(int=0)  # before every event of a transaction
 
 TICK = 0.2  # seconds between the poller's looks, while anyone waits
 # A reader also looks again this often on its own: a wake-up lost to a race costs this much.
@@ -39,7 +41,6 @@ LIMIT = 100  # events per answer
 
 # Every transaction below it has ended: what it wrote is all visible, or was rolled back.
 _HORIZON = "pg_snapshot_xmin(pg_current_snapshot())"
-_TXID: ColumnElement[int] = literal_column("CAST(CAST(events.txid AS text) AS bigint)")
 _NOW = text(f"SELECT CAST(CAST({_HORIZON} AS text) AS bigint)")
 # The poller's look: the new horizon, and the accounts with test events below it since `since`.
 _MOVED = text(
@@ -67,7 +68,10 @@ class Cursor:
         try:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
             txid, event_id = raw.split(".")
-            return cls(int(txid), uuid.UUID(hex=event_id))
+            cursor = cls(int(txid), uuid.UUID(hex=event_id))
+            if not 0 <= cursor.txid < 2**63:  # PostgreSQL's bigint, which the cast goes by
+                raise ValueError(txid)
+            return cursor
         except (ValueError, binascii.Error, UnicodeDecodeError):
             raise InvalidRequest.field(
                 "cursor", "Curseur invalide : reprenez celui de la dernière réponse."
@@ -83,35 +87,46 @@ class Followed:
 async def _now(session: AsyncSession) -> Cursor:
     """A cursor before every event not yet below the horizon: from now on (and, when a
     transaction older than the last commits still runs, a few that committed just before)."""
-    return Cursor(int((await session.execute(_NOW)).scalar_one()), uuid.UUID(int=0))
+    return Cursor(int((await session.execute(_NOW)).scalar_one()), _NIL)
 
 
-def _after(merchant_id: str, cursor: Cursor) -> Select[Event, int]:
-    return (
-        select(Event, _TXID)
-        .where(
-            Event.merchant_id == merchant_id,
-            # Written as the partial index's predicate (`NOT livemode`, not `IS false`), which
-            # PostgreSQL must match to use it.
-            ~Event.livemode,
-            text("events.txid IS NOT NULL"),
-            text(
-                "(events.txid, events.id) > "
-                "(CAST(CAST(:after_txid AS text) AS xid8), CAST(:after_id AS uuid))"
-            ).bindparams(after_txid=cursor.txid, after_id=cursor.event_id),
-            text(f"events.txid < {_HORIZON}"),
-        )
-        .order_by(literal_column("events.txid"), Event.id)
-        .limit(LIMIT)
-    )
+# A page: the horizon, and the account's test events after the cursor below it, in one
+# statement (one snapshot: what the page leaves out below the horizon does not exist).
+_PAGE = text(
+    "SELECT CAST(CAST(now.h AS text) AS bigint), page.id, "  # noqa: S608 (constants only)
+    "  CAST(CAST(page.txid AS text) AS bigint) "
+    f"FROM (SELECT {_HORIZON} AS h) AS now LEFT JOIN LATERAL ("
+    # Written as the partial index's predicate (`NOT livemode`, not `IS false`), which
+    # PostgreSQL must match to use it.
+    "  SELECT id, txid FROM events WHERE merchant_id = :merchant AND NOT livemode "
+    "  AND txid IS NOT NULL AND txid < now.h "
+    "  AND (txid, id) > (CAST(CAST(:after_txid AS text) AS xid8), CAST(:after_id AS uuid)) "
+    "  ORDER BY txid, id LIMIT :limit) AS page ON true"
+)
+
+
+def page_parameters(merchant_id: str, cursor: Cursor) -> dict[str, object]:
+    return {
+        "merchant": merchant_id,
+        "after_txid": str(cursor.txid),
+        "after_id": cursor.event_id,
+        "limit": LIMIT,
+    }
 
 
 async def _read(session: AsyncSession, merchant_id: str, cursor: Cursor) -> Followed:
-    rows = (await session.execute(_after(merchant_id, cursor))).all()
-    if not rows:
-        return Followed((), cursor)
-    last, txid = rows[-1]
-    return Followed([event for event, _ in rows], Cursor(txid, last.id))
+    rows = (await session.execute(_PAGE, page_parameters(merchant_id, cursor))).all()
+    horizon = int(rows[0][0])
+    found = [(event_id, int(txid)) for _, event_id, txid in rows if event_id is not None]
+    # All of the account below the horizon read: the next read starts there, not at the last
+    # event (a quiet account's reads would otherwise cover more and more of the others').
+    whole = len(found) < LIMIT
+    after = Cursor(horizon, _NIL) if whole else Cursor(found[-1][1], found[-1][0])
+    if not found:
+        return Followed((), after)
+    loaded = await session.scalars(select(Event).where(Event.id.in_([i for i, _ in found])))
+    by_id = {event.id: event for event in loaded}
+    return Followed([by_id[event_id] for event_id, _ in found], after)
 
 
 class Feed:
