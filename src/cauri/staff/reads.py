@@ -145,9 +145,12 @@ async def by_external_id(
     if not found:
         raise NotFound(f"Rien de {merchant_id} sous l'external_id {external_id}.")
     if len(found) > 1:
-        modes = ", ".join(sorted({"live" if live else "test" for _, live in found}))
+        # The same external_id for a payment and its refund, say: name them all.
+        named = ", ".join(f"{ref} ({'live' if live else 'test'})" for ref, live in found)
         raise InvalidRequest.field(
-            "external_id", f"{external_id} nomme plusieurs ressources ({modes}) : précisez --mode."
+            "external_id",
+            f"{external_id} nomme plusieurs ressources : {named} ; donnez sa référence "
+            "(ou --mode).",
         )
     return found[0][0]
 

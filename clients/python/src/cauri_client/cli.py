@@ -11,20 +11,23 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
 from cauri_client.client import Cauri
-from cauri_client.errors import CauriError
+from cauri_client.errors import CauriError, ConnectionFailed
 from cauri_client.listen import Listener
 from cauri_client.trigger import RECIPES, trigger
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+RETRY_AFTER = 2.0  # seconds before asking again a Cauri that did not answer
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,21 +80,30 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
 
 
 def _listen(cauri: Cauri, arguments: argparse.Namespace, out: TextIO) -> int:
-    secret = arguments.secret or cauri.webhooks.get_endpoint().secret
-    account = arguments.key.removeprefix("sk_test_")[:12]
-    cursor_file = arguments.cursor_file or Path(f".cauri-listen-{account}")
-    listener = Listener(cauri, arguments.forward_to, secret, cursor_file=cursor_file)
-    print(f"Ready: test events → {arguments.forward_to}, signed with {secret}", file=out)
-    print(f"(position kept in {cursor_file}; Ctrl-C to stop)", file=out, flush=True)
     stopping = _Stopping()
     try:
+        secret = arguments.secret or cauri.webhooks.get_endpoint().secret
+        # Named after the key without showing any of it: a rotated key starts afresh.
+        account = hashlib.sha256(arguments.key.encode()).hexdigest()[:12]
+        cursor_file = arguments.cursor_file or Path(f".cauri-listen-{account}")
+        listener = Listener(cauri, arguments.forward_to, secret, cursor_file=cursor_file)
+    except KeyboardInterrupt:
+        return 0
+    print(f"Ready: test events → {arguments.forward_to}, signed with {secret}", file=out)
+    print(f"(position kept in {cursor_file}; Ctrl-C to stop)", file=out, flush=True)
+    try:
         while not stopping.asked:
-            page = listener.fetch()
+            try:
+                page = listener.fetch()
+            except ConnectionFailed as away:  # Cauri restarting, say: wait for it
+                print(f"cauri-client: {away}; trying again", file=out, flush=True)
+                time.sleep(RETRY_AFTER)
+                continue
             with stopping.deferred():
                 for forwarded in listener.forward(page):
                     print(forwarded.line(), file=out, flush=True)
     except KeyboardInterrupt:
-        pass  # while waiting for events: nothing half done
+        pass  # while waiting for events, or asked twice: the cursor kept says what was done
     finally:
         listener.close()
     return 0
@@ -107,9 +119,10 @@ class _Stopping:
         signal.signal(signal.SIGINT, self._on_interrupt)
 
     def _on_interrupt(self, signum: int, frame: FrameType | None) -> None:
-        self.asked = True
-        if not self._forwarding:
+        if not self._forwarding or self.asked:  # asked twice: now
+            self.asked = True
             raise KeyboardInterrupt
+        self.asked = True
 
     @contextlib.contextmanager
     def deferred(self) -> Iterator[None]:

@@ -76,7 +76,12 @@ class Listener:
         self._cursor_file = cursor_file
         self._local = local or httpx.Client(timeout=LOCAL_TIMEOUT)
         self._clock = clock
-        self.cursor = self._kept_cursor() or cauri.events.follow().cursor
+        kept = self._kept_cursor()
+        if kept is None:
+            # Kept at once: stopped before its first event, it resumes from here all the same.
+            self._keep(cauri.events.follow().cursor)
+        else:
+            self.cursor = kept
 
     def _kept_cursor(self) -> str | None:
         if self._cursor_file is None or not self._cursor_file.exists():
@@ -108,7 +113,7 @@ class Listener:
         headers = delivery_headers(sent, body, self._secret, int(self._clock()))
         try:
             answer = self._local.post(self._forward_to, content=body, headers=headers)
-        except httpx.HTTPError as error:
+        except (httpx.HTTPError, httpx.InvalidURL) as error:
             return Forwarded(event, f"no answer ({type(error).__name__})")
         return Forwarded(event, str(answer.status_code))
 
