@@ -22,17 +22,15 @@ import pstats
 import statistics
 import sys
 import time
-import uuid
 from collections import Counter
 from typing import Any
 
-import asyncpg
 import httpx
+from scratch_db import scratch_database
 from sqlalchemy import event
 
 from cauri.app import create_app
 from cauri.config import Settings
-from cauri.kit import migrate
 from cauri.kit.db import as_asyncpg, unit_of_work
 from cauri.merchants.service import merchants
 from cauri.runtime import Runtime
@@ -107,17 +105,8 @@ async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def main(args: argparse.Namespace) -> None:
-    server = args.server.rstrip("/")
-    name = f"cauri_profile_{uuid.uuid4().hex[:8]}"
-    admin = await asyncpg.connect(f"{server}/postgres")
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        url = f"{server}/{name}"
-        await asyncio.to_thread(migrate.upgrade, as_asyncpg(url))
+    async with scratch_database(args.server, "cauri_profile") as url:
         result = await measure(url, args)
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
     print(
         f"CPU per payment   median {result['cpu_ms_per_payment_median']} ms, "
         f"min {result['cpu_ms_per_payment_min']} ms (rounds {result['cpu_ms_per_payment_rounds']})"

@@ -23,21 +23,19 @@ import logging
 import statistics
 import sys
 import time
-import uuid
 from collections import Counter
 from decimal import Decimal
 from typing import Any
 
-import asyncpg
 import httpx
 import structlog
+from scratch_db import scratch_database
 from sqlalchemy import event, text
 
 from cauri.app import create_app
 from cauri.audit.actor import Actor
 from cauri.config import Settings
 from cauri.connectors.secrets import sealing_keyring
-from cauri.kit import migrate
 from cauri.kit.db import as_asyncpg, unit_of_work
 from cauri.merchants.service import merchants
 from cauri.runtime import Runtime
@@ -128,17 +126,8 @@ async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def main(args: argparse.Namespace) -> None:
-    server = args.server.rstrip("/")
-    name = f"cauri_parts_{uuid.uuid4().hex[:8]}"
-    admin = await asyncpg.connect(f"{server}/postgres")
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        url = f"{server}/{name}"
-        await asyncio.to_thread(migrate.upgrade, as_asyncpg(url))
+    async with scratch_database(args.server, "cauri_parts") as url:
         results = await measure(url, args)
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
     for kind, result in results.items():
         print(
             f"{kind:8} CPU median {result['median']} ms, min {result['min']} ms "
