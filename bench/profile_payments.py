@@ -31,6 +31,7 @@ from sqlalchemy import event
 
 from cauri.app import create_app
 from cauri.config import Settings
+from cauri.connectors.secrets import sealing_keyring
 from cauri.kit.db import as_asyncpg, unit_of_work
 from cauri.merchants.service import merchants
 from cauri.runtime import Runtime
@@ -55,7 +56,11 @@ async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
     runtime = Runtime.build(settings, url=as_asyncpg(url))
     async with unit_of_work(runtime.sessionmaker) as session:
         new = await merchants.create(
-            session, name="profile", status="active", now=runtime.clock.now()
+            session,
+            name="profile",
+            status="active",
+            now=runtime.clock.now(),
+            box=sealing_keyring(settings),
         )
     statements: Counter[str] = Counter()
 
