@@ -4,7 +4,7 @@ resource read and written, errors as classes, replays, pages, webhooks."""
 from __future__ import annotations
 
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import httpx
 import pytest
@@ -135,6 +135,11 @@ def test_a_list_walks_every_page(cauri: Cauri) -> None:
     assert walked == made[::-1]  # newest first, over three pages
     assert [p.reference for p in cauri.payments.list(per_page=3, start=3)] == [made[0]]
     assert [p.amount for p in cauri.payments.list(operator="mtn", per_page=100)][-1] == 1000
+    # A period, sent as the API's `from` and `to` (dates include their day; the payments' own
+    # days, should midnight pass between them).
+    first, last = (cauri.payments.get(made[i]).created_at.date() for i in (0, -1))
+    assert len(list(cauri.payments.list(from_=first, to=last, per_page=100))) == 7
+    assert list(cauri.payments.list(to=first - timedelta(days=1))) == []
 
 
 def test_refund_payout_balance_and_catalogue(cauri: Cauri) -> None:

@@ -90,4 +90,6 @@ def given(**values: Any) -> dict[str, Any]:
 
 
 def listing(kind: type[R], path: str, per_page: int, start: int, **filters: Any) -> Listing[R]:
-    return Listing(path, kind.from_json, given(per_page=per_page, **filters), start)
+    """`from_` is sent as `from` (a Python keyword, so not a parameter's name)."""
+    sent = {("from" if name == "from_" else name): value for name, value in filters.items()}
+    return Listing(path, kind.from_json, given(per_page=per_page, **sent), start)

@@ -102,7 +102,8 @@ class Payments(Namespace[Transport]):
             status=status,
             operator=operator,
             external_id=external_id,
-            **{"from": from_, "to": to},
+            from_=from_,
+            to=to,
         )
 
 
@@ -141,7 +142,8 @@ class Refunds(Namespace[Transport]):
             start,
             payment=payment,
             status=status,
-            **{"from": from_, "to": to},
+            from_=from_,
+            to=to,
         )
 
 
@@ -188,9 +190,7 @@ class Payouts(Namespace[Transport]):
         per_page: int = 25,
         start: int = 1,
     ) -> Listing[Payout]:
-        return listing(
-            Payout, "/payouts", per_page, start, status=status, **{"from": from_, "to": to}
-        )
+        return listing(Payout, "/payouts", per_page, start, status=status, from_=from_, to=to)
 
 
 class InstallmentPlans(Namespace[Transport]):
@@ -306,7 +306,8 @@ class BalanceOperations(Namespace[Transport]):
             start,
             type=type,
             currency=currency,
-            **{"from": from_, "to": to},
+            from_=from_,
+            to=to,
         )
 
 
@@ -416,7 +417,8 @@ class CheckoutSessions(Namespace[Transport]):
             per_page,
             start,
             status=status,
-            **{"from": from_, "to": to},
+            from_=from_,
+            to=to,
         )
 
     @operation
@@ -477,7 +479,8 @@ class PaymentLinks(Namespace[Transport]):
             per_page,
             start,
             active=active,
-            **{"from": from_, "to": to},
+            from_=from_,
+            to=to,
         )
 
     @operation
