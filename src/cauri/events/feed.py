@@ -161,6 +161,7 @@ class Feed:
                 left = deadline - loop.time()
                 if found.events or left <= 0 or await gone():
                     return found
+                start = found.cursor  # the next look starts where this one ended
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(min(left, RECHECK)):
                         await woken.wait()
