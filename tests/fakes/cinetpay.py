@@ -1370,7 +1370,7 @@ def rehearsal(options: runner.Options) -> runner.Rehearsal:
         routes={"moov_tg": ("collect", "disburse")},
         payment={"amount": 5000, "operator": "moov_tg", "phone_number": "22899123456"},
         callbacks="a form POST (x-token signed) to each payment's notify_url, which Cauri "
-        "names only when CAURI_PUBLIC_URL is set (without it CinetPay refuses the payment)",
+        "names from CAURI_PUBLIC_URL (`cauri serve` on loopback sets it to its own address)",
         customer=runner.Customer(waiting, act),
         notes=(
             "the customer is scripted (--customer): each payment is paid with Flooz Togo (or "

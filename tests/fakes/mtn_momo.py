@@ -568,8 +568,8 @@ def rehearsal(options: runner.Options) -> runner.Rehearsal:
         },
         routes={"mtn": ("collect", "disburse", "refund")},
         payment={"amount": 5000, "operator": "mtn", "phone_number": "22997123456"},
-        callbacks="a PUT to each request's X-Callback-Url, which Cauri names only when "
-        "CAURI_PUBLIC_URL is set (without it, status queries alone settle)",
+        callbacks="a PUT to each request's X-Callback-Url, which Cauri names from "
+        "CAURI_PUBLIC_URL (`cauri serve` on loopback sets it to its own address)",
         notes=("the customer approves at once; MTN's sandbox numbers decide other outcomes",),
     )
 

@@ -849,8 +849,8 @@ def rehearsal(options: runner.Options) -> runner.Rehearsal:
         },
         routes={"orange_ci": ("collect",)},
         payment={"amount": 5000, "operator": "orange_ci", "phone_number": "2250712345678"},
-        callbacks="a POST to each payment's notif_url, which Cauri names only when "
-        "CAURI_PUBLIC_URL is set (without it the connector refuses to send the payment)",
+        callbacks="a POST to each payment's notif_url, which Cauri names from "
+        "CAURI_PUBLIC_URL (`cauri serve` on loopback sets it to its own address)",
         customer=runner.Customer(waiting, act),
         notes=(
             "the customer is scripted (--customer): each payment is confirmed (or declined) "
