@@ -13,7 +13,6 @@ import httpx
 import pytest
 import structlog
 from argon2 import PasswordHasher
-from fastapi.dependencies import models as fastapi_models
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -117,19 +116,6 @@ async def clean_database(engine: AsyncEngine, emptying: str) -> AsyncIterator[No
     from tests.ledger_checks import assert_ledger_reconciles
 
     await assert_ledger_reconciles(engine)
-
-
-@pytest.fixture(autouse=True)
-def forget_the_apps() -> Iterator[None]:
-    """FastAPI keeps, in bounded caches, each endpoint and dependency callable it has
-    classified (fastapi.dependencies.models); a test's app made of closures (its pages, its
-    routes) stays alive through them, thousands of objects each, and every full collection
-    of the test process walked them all (seconds each, most of a test file's time). A
-    served process makes one app: only tests, which make one per test, need this."""
-    yield
-    for value in vars(fastapi_models).values():
-        if callable(getattr(value, "cache_clear", None)):
-            value.cache_clear()
 
 
 @pytest.fixture

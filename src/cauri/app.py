@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import cache
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
+from starlette.routing import BaseRoute
 
 from cauri import jobs, wiring
 from cauri.balance.endpoints import router as balance_router
@@ -71,10 +73,33 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
         openapi_url=OPENAPI_URL,
         docs_url=None,  # served by cauri.openapi.page, with its assets (no CDN)
         redoc_url=None,
+        routes=_routes(),
     )
     app.state.runtime = runtime
     app.state.event_feed = Feed(runtime.sessionmaker)
-    for router in (
+    app.state.console_menu = console.MENU
+    error_handlers.install(app, api_errors.record)
+    openapi_document.install(app)
+    # Outermost last. The body limit runs after the rate limit (a flood of large bodies is
+    # still counted) and before routing, parsing and authentication.
+    app.add_middleware(BodyLimitMiddleware)
+    app.add_middleware(RateLimitMiddleware, settings=runtime.settings)
+    # Request id, nosniff, crash answer, access line and metrics: outside the rate limit
+    # (sees its refusals).
+    app.state.http_metrics = HttpMetrics()
+    app.add_middleware(AccessMiddleware, metrics=app.state.http_metrics)
+    return app
+
+
+@cache
+def _routes() -> list[BaseRoute]:
+    """Every address the app answers, assembled once per process. A route keeps nothing of
+    an app (it reads the runtime from its request's app), and FastAPI builds its view of an
+    included router on that router's first request and keeps it: the apps made from these
+    routes share that work (a test makes an app per test: it was most of a short test's
+    time)."""
+    router = APIRouter()
+    for api in (
         catalogue_router,
         payments_router,
         payment_test_helpers,
@@ -90,25 +115,13 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
         events_router,
         callbacks_router,
     ):
-        app.include_router(router, prefix=API_PREFIX)
-    app.include_router(web_router)
-    app.include_router(checkout_page_router)
-    app.include_router(link_page_router)
-    app.include_router(health_router)
-    console.install(app)
-    dashboard.install(app)
-    error_handlers.install(app, api_errors.record)
-    openapi_document.install(app)
-    openapi_page.install(app, f"{API_PREFIX}/docs", OPENAPI_URL)
-    # Outermost last. The body limit runs after the rate limit (a flood of large bodies is
-    # still counted) and before routing, parsing and authentication.
-    app.add_middleware(BodyLimitMiddleware)
-    app.add_middleware(RateLimitMiddleware, settings=runtime.settings)
-    # Request id, nosniff, crash answer, access line and metrics: outside the rate limit
-    # (sees its refusals).
-    app.state.http_metrics = HttpMetrics()
-    app.add_middleware(AccessMiddleware, metrics=app.state.http_metrics)
-    return app
+        router.include_router(api, prefix=API_PREFIX)
+    for page in (web_router, checkout_page_router, link_page_router, health_router):
+        router.include_router(page)
+    console.install(router)
+    dashboard.install(router)
+    openapi_page.install(router, f"{API_PREFIX}/docs", OPENAPI_URL)
+    return router.routes
 
 
 def create_app_from_env() -> FastAPI:

@@ -3,7 +3,7 @@ menu, its stylesheet, and an HTML 404 for every other address under /console."""
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import APIRouter
 
 from cauri.console import (
     approvals,
@@ -44,10 +44,13 @@ GROUPS: tuple[Pages, ...] = (
     staff_accounts.pages,
 )
 
+# Read by the pages' layout (cauri.console.rendering, which the groups import) from the app.
+MENU = tuple(entry for group in GROUPS for entry in group.menu)
 
-def install(app: FastAPI) -> None:
+
+def install(parent: APIRouter) -> None:
     mount(
-        app,
+        parent,
         CONSOLE,
         render,
         ConsoleRoute,
@@ -55,4 +58,3 @@ def install(app: FastAPI) -> None:
         stylesheet_path="/static/console.css",
         missing="Cette page de la console n'existe pas.",
     )
-    app.state.console_menu = tuple(entry for group in GROUPS for entry in group.menu)

@@ -3,7 +3,7 @@ pages of payments, plans, payouts and refunds, in each environment."""
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import APIRouter
 
 from cauri.dashboard import (
     developers,
@@ -22,9 +22,9 @@ from cauri.signin.doors import DASHBOARD
 from cauri.signin.site import mount
 
 
-def install(app: FastAPI) -> None:
+def install(parent: APIRouter) -> None:
     mount(
-        app,
+        parent,
         DASHBOARD,
         render,
         DashboardRoute,

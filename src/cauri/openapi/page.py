@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import fastapi_offline
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
@@ -18,16 +18,16 @@ ASSETS = Path(fastapi_offline.__file__).parent / "static"
 _OPTIONS = {"validatorUrl": None, "persistAuthorization": True, "displayRequestDuration": True}
 
 
-def install(app: FastAPI, docs_url: str, openapi_url: str) -> None:
+def install(parent: APIRouter, docs_url: str, openapi_url: str) -> None:
     assets_url = f"{docs_url}/assets"
-    app.mount(assets_url, StaticFiles(directory=ASSETS), name="docs-assets")
+    parent.mount(assets_url, StaticFiles(directory=ASSETS), name="docs-assets")
 
-    @app.get(docs_url, include_in_schema=False)
+    @parent.get(docs_url, include_in_schema=False)
     async def docs(request: Request) -> HTMLResponse:
         root = request.scope.get("root_path", "")
         return get_swagger_ui_html(
             openapi_url=f"{root}{openapi_url}",
-            title=f"{app.title} — API",
+            title=f"{request.app.title} — API",
             swagger_js_url=f"{root}{assets_url}/swagger-ui-bundle.js",
             swagger_css_url=f"{root}{assets_url}/swagger-ui.css",
             swagger_favicon_url=f"{root}{assets_url}/favicon.png",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fastapi import APIRouter, FastAPI, Response
+from fastapi import APIRouter, Response
 
 from cauri.http import UnitOfWorkRoute
 from cauri.kit.errors import NotFound
@@ -15,7 +15,7 @@ from cauri.signin.routes import sign_in_routes
 
 
 def mount(
-    app: FastAPI,
+    parent: APIRouter,
     door: Door,
     render: Render,
     route_class: type[UnitOfWorkRoute],
@@ -41,4 +41,4 @@ def mount(
     for group in pages:
         router.include_router(group)
     router.include_router(own)  # last: its catch-all answers whatever the others do not
-    app.include_router(router)
+    parent.include_router(router)
