@@ -35,6 +35,15 @@ Reproduced:
   `payout-reversal-time-limit-exceeded`; `insufficient-funds` and
   `payout-reversal-account-terminated` on demand); the wallet's balance moves with each;
 - `GET /v1/balance`: `{amount, currency}`;
+- `GET /v1/transactions?date=YYYY-MM-DD&after=<cursor>` (Balance & Reconciliation API, one
+  UTC day a call, `{page_info: {start_cursor, end_cursor, has_next_page}, date, items}`, pages
+  of `transactions_page_size`): one item per movement of the wallet (`timestamp`,
+  `transaction_id`, `transaction_type` api_checkout | api_checkout_refund | api_payout |
+  api_payout_reversal | merchant_sweep, `amount` signed and net of `fee`, `fee`, `balance`
+  after it, `currency`, `is_reversal`, `counterparty_mobile`, `client_reference`,
+  `checkout_api_session_id`); and what a real wallet's list may hold that Cauri did not ask
+  (`statement_*`: a line twice, a line missing, an amount changed, a movement of its own,
+  a sweep to the bank);
 - webhooks to the one `webhook_url` (as registered in the portal): `{id, type, data}` events
   `checkout.session.completed` and `checkout.session.payment_failed` (data: the session),
   authenticated by `Wave-Signature: t=<unix>,v1=<hex>[,v1=<hex>…]` (HMAC-SHA256 over the
@@ -44,7 +53,7 @@ Reproduced:
   duplicate | reorder; forged deliveries (`send_forged_webhook`);
 - faults for the next requests: hang, 500 before or after the request is accepted, a
   connection reset or a hang after it is accepted, 429 `too-many-requests` (`rate_limit`).
-Not reproduced: payout batches (`/v1/payout-batch`), `/v1/transactions` and its refunds,
+Not reproduced: payout batches (`/v1/payout-batch`),
 recipient verification, aggregated merchants, B2B and merchant-payment events, the hosted
 payment page itself (tests call `pay`/`fail_payment` as the customer would act).
 """
@@ -63,7 +72,7 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -135,6 +144,7 @@ _ROUTES: list[tuple[str, re.Pattern[str], str, str]] = [
     ("POST", re.compile(r"^/v1/payout/([^/]+)/reverse/?$"), "reverse", "payouts_api"),
     ("GET", re.compile(r"^/v1/payouts/search/?$"), "search_payouts", "payouts_api"),
     ("GET", re.compile(r"^/v1/balance/?$"), "balance", "balance_api"),
+    ("GET", re.compile(r"^/v1/transactions/?$"), "transactions", "balance_api"),
 ]
 _KINDS = {
     "checkout": "create_session",
@@ -294,6 +304,10 @@ class WaveFake:
         self.sessions: dict[str, Session] = {}
         self.payouts: dict[str, Payout] = {}
         self.events: list[dict[str, Any]] = []  # every event emitted, in order
+        # The wallet's movements (`GET /v1/transactions`), in order, and its balance after each.
+        self.transactions: list[dict[str, Any]] = []
+        self.transactions_page_size = 50
+        self._booked_balance = self.balance
         self.deliveries: list[Delivery] = []  # every attempt to deliver one
         self._outcomes: dict[str, tuple[str, str | None]] = {}
         self._refused_refunds: set[str] = set()
@@ -354,7 +368,16 @@ class WaveFake:
             session.transaction_id = "T_" + self._token(10, string.ascii_uppercase + "0123456789")
             session.when_completed = self.now()
             amount = Decimal(session.amount)
-            self.balance += amount - self._fee(amount, self.checkout_fee_percent)
+            fee = self._fee(amount, self.checkout_fee_percent)
+            self.balance += amount - fee
+            self._book(
+                "api_checkout",
+                amount - fee,
+                fee,
+                session.client_reference,
+                session.restrict_payer_mobile,
+                session.id,
+            )
             event = self._event("checkout.session.completed", session)
         self._notify(event)
         return self.view_session(session)
@@ -412,6 +435,41 @@ class WaveFake:
     def fault(self, kind: str, *, times: int = 1, path: str | None = None) -> None:
         with self._lock:
             self._faults.append(Fault(kind, times, path))
+
+    # What tests steer: the wallet's list of transactions, wrong as a real one can be.
+
+    def statement_duplicate(self, client_reference: str) -> None:
+        """The movement of this reference listed a second time."""
+        with self._lock:
+            item = next(t for t in self.transactions if t["client_reference"] == client_reference)
+            self.transactions.append(dict(item))
+
+    def statement_omit(self, client_reference: str) -> None:
+        with self._lock:
+            self.transactions = [
+                t for t in self.transactions if t["client_reference"] != client_reference
+            ]
+
+    def statement_amount(self, client_reference: str, amount: str) -> None:
+        """The movement of this reference listed with another net `amount`."""
+        with self._lock:
+            for item in self.transactions:
+                if item["client_reference"] == client_reference:
+                    item["amount"] = amount
+
+    def statement_own(
+        self, amount: str, *, mobile: str, transaction_type: str = "api_checkout"
+    ) -> None:
+        """A movement the wallet made that Cauri never asked for (a payment through another
+        integration of the same wallet)."""
+        with self._lock:
+            self._book(transaction_type, Decimal(amount), Decimal(0), None, mobile, None)
+
+    def sweep(self, amount: str) -> None:
+        """Wave moves `amount` of the wallet to the business's bank account."""
+        with self._lock:
+            self.balance -= Decimal(amount)
+            self._book("merchant_sweep", -Decimal(amount), Decimal(0), None, None, None)
 
     # Webhooks.
 
@@ -533,10 +591,63 @@ class WaveFake:
 
     def _finish(self, payout: Payout, status: str, error_code: str | None) -> None:
         payout.status = status
+        if status == "succeeded":
+            fee = Decimal(payout.fee)
+            self._book(
+                "api_payout", -payout.total, fee, payout.client_reference, payout.mobile, None
+            )
         if status == "failed":
             payout.error_code = error_code or "internal-server-error"
             payout.error_message = PAYOUT_ERRORS.get(payout.error_code, payout.error_code)
             self.balance += payout.total
+
+    def _book(
+        self,
+        transaction_type: str,
+        delta: Decimal,
+        fee: Decimal,
+        client_reference: str | None,
+        mobile: str | None,
+        session_id: str | None,
+        *,
+        reversal: bool = False,
+    ) -> None:
+        self._booked_balance += delta
+        self.transactions.append(
+            {
+                "timestamp": _stamp(self.now()),
+                "transaction_id": "T_" + self._token(12, string.ascii_uppercase + "0123456789"),
+                "transaction_type": transaction_type,
+                "amount": _money(delta),
+                "fee": _money(fee),
+                "balance": _money(self._booked_balance),
+                "currency": self.currency,
+                "is_reversal": reversal,
+                "counterparty_mobile": mobile,
+                "client_reference": client_reference,
+                "checkout_api_session_id": session_id,
+            }
+        )
+
+    def _transactions(self, query: dict[str, str]) -> Answer:
+        day = query.get("date") or datetime.fromtimestamp(self.now(), UTC).date().isoformat()
+        try:
+            date.fromisoformat(day)
+        except ValueError:
+            return _invalid("date", "invalid date format")
+        of_day = [t for t in self.transactions if str(t["timestamp"]).startswith(day)]
+        start = int(query["after"]) if query.get("after", "").isdigit() else 0
+        page = of_day[start : start + self.transactions_page_size]
+        end = start + len(page)
+        return 200, {
+            "page_info": {
+                "start_cursor": str(start),
+                "end_cursor": str(end),
+                "has_next_page": end < len(of_day),
+            },
+            "date": day,
+            "items": [self._shape(item) for item in page],
+        }
 
     def _event(self, kind: str, session: Session) -> dict[str, Any]:
         event = {
@@ -716,6 +827,14 @@ class WaveFake:
             return _error(400, "checkout-refund-failed", "Can't refund the checkout session.")
         session.refunded = True
         self.balance -= amount  # the customer gets the whole amount back, fee included
+        self._book(
+            "api_checkout_refund",
+            -amount,
+            Decimal(0),
+            session.client_reference,
+            session.restrict_payer_mobile,
+            session.id,
+        )
         return 200, None
 
     def _create_payout(self, body: Any, headers: dict[str, str]) -> Answer:
@@ -812,6 +931,15 @@ class WaveFake:
             return _error(422, refusal)
         payout.status = "reversed"
         self.balance += payout.total
+        self._book(
+            "api_payout_reversal",
+            payout.total,
+            Decimal(0),
+            payout.client_reference,
+            payout.mobile,
+            None,
+            reversal=True,
+        )
         return 200, None
 
     def _answer_get(self, action: str, ident: str | None, query: dict[str, str]) -> Answer:
@@ -849,6 +977,8 @@ class WaveFake:
             if payout is None:
                 return _error(404, "not-found", "No payout with this id on your wallet.")
             return 200, self.view_payout(payout)
+        if action == "transactions":
+            return self._transactions(query)
         return 200, {"amount": _money(self.balance), "currency": self.currency}
 
     # HTTP.

@@ -68,6 +68,14 @@ _COMMANDS = (
     ),
     ("ledger", Entry("cauri.cli.ledger", "ledger_cli", "The ledger: balances and reconciliation.")),
     (
+        "reconcile",
+        Entry(
+            "cauri.cli.reconcile",
+            "reconcile_cli",
+            "Operators' statements against Cauri's operations and ledger.",
+        ),
+    ),
+    (
         "export",
         Entry(
             "cauri.cli.exports",

@@ -17,6 +17,7 @@ from cauri.models.plans import InstallmentPlan, PlanRefund
 from cauri.models.platform_settings import PlatformSettings
 from cauri.models.reconciliation import Reconciliation
 from cauri.models.refunds import Refund
+from cauri.models.statements import Discrepancy, OperatorStatement, StatementLine
 from cauri.models.webhooks import WebhookAttempt, WebhookDelivery
 from cauri.models.workers import WorkerHeartbeat
 
@@ -27,6 +28,7 @@ __all__ = [
     "Base",
     "CheckoutSession",
     "ConnectorAccount",
+    "Discrepancy",
     "Event",
     "FeeRule",
     "InstallmentPlan",
@@ -39,6 +41,7 @@ __all__ = [
     "OperatorExchange",
     "OperatorOperation",
     "OperatorRoute",
+    "OperatorStatement",
     "Payment",
     "PaymentLink",
     "Payout",
@@ -50,6 +53,7 @@ __all__ = [
     "Refund",
     "SignInAttempt",
     "SignInLink",
+    "StatementLine",
     "User",
     "UserSession",
     "WebhookAttempt",

@@ -28,6 +28,19 @@ class OperatorOperation(Base):
             "review_required_at",
             postgresql_where=text("review_required_at IS NOT NULL AND status = 'pending'"),
         ),
+        # A statement line that gives only the operator's own id (cauri.reconciliation).
+        Index(
+            "ix_operator_operations_operator_reference",
+            "connector",
+            "operator_reference",
+            postgresql_where=text("operator_reference IS NOT NULL"),
+        ),
+        # A refund's line that gives the payment's reference (Wave).
+        Index(
+            "ix_operator_operations_refund_of",
+            text("(request ->> 'refund_of')"),
+            postgresql_where=text("action = 'refund'"),
+        ),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)

@@ -1,0 +1,144 @@
+"""`cauri reconcile`: operators' statements against Cauri's operations and the ledger
+(cauri.reconciliation): import a statement file, run a day, work through the discrepancies."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from cauri.audit.actor import Actor
+from cauri.cli.common import in_transaction
+from cauri.cli.output import JsonFlag, echo_json, echo_record, echo_table
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from cauri.runtime import Runtime
+
+
+reconcile_cli = typer.Typer(
+    no_args_is_help=True, help="Operators' statements against Cauri's operations and ledger."
+)
+
+
+def _day(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise typer.BadParameter("a date, YYYY-MM-DD (UTC)", param_hint="--date") from None
+
+
+@reconcile_cli.command("import")
+def import_statement(
+    connector: Annotated[str, typer.Argument(help="The connector account's name.")],
+    file: Annotated[
+        Path, typer.Argument(exists=True, dir_okay=False, readable=True, help="The statement.")
+    ],
+    as_json: JsonFlag = False,
+) -> None:
+    """Imports a statement file in the operator's own format (docs/OPERATORS.md,
+    "Statements"); the same file twice is refused."""
+    from cauri.reconciliation.imports import import_file
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        imported = await import_file(session, connector, file, Actor.cli(), runtime.clock.now())
+        return {
+            "statement": str(imported.statement_id),
+            "connector": imported.connector,
+            "format": imported.format,
+            "lines": imported.lines,
+            "first_day": None if imported.first_day is None else imported.first_day.isoformat(),
+            "last_day": None if imported.last_day is None else imported.last_day.isoformat(),
+        }
+
+    echo_record(in_transaction(work), as_json)
+
+
+@reconcile_cli.command("run")
+def run_day(
+    connector: Annotated[str, typer.Argument(help="The connector account's name.")],
+    day: Annotated[str, typer.Option("--date", help="The day, YYYY-MM-DD (UTC).")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Matches the day's statement lines to Cauri's operations and the ledger, and records
+    what differs; a rerun adds only what is new and closes what is gone."""
+    from cauri.reconciliation.runs import reconcile_day
+
+    on = _day(day)
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        run = await reconcile_day(session, Actor.cli(), connector, on, runtime.clock.now())
+        return {
+            "connector": run.connector,
+            "day": run.day.isoformat(),
+            "lines": run.lines,
+            "matched": run.matched,
+            "discrepancies": run.found,
+            "new": run.added,
+            "closed": run.closed,
+            "asked_again": run.asked,
+        }
+
+    echo_record(in_transaction(work), as_json)
+
+
+@reconcile_cli.command("list")
+def list_discrepancies(
+    connector: Annotated[str | None, typer.Option("--connector")] = None,
+    day: Annotated[str | None, typer.Option("--date", help="YYYY-MM-DD (UTC).")] = None,
+    kind: Annotated[str | None, typer.Option("--kind")] = None,
+    include_resolved: Annotated[bool, typer.Option("--all", help="Resolved ones too.")] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Discrepancies still open (with --all, resolved ones too), oldest day first."""
+    from cauri.reconciliation import service
+
+    filters = service.Filters(
+        connector=connector,
+        day=None if day is None else _day(day),
+        kind=kind,
+        open_only=not include_resolved,
+    )
+
+    async def work(session: AsyncSession, _: Runtime) -> list[dict[str, Any]]:
+        return [service.summary(found) for found in await service.listed(session, filters)]
+
+    rows = in_transaction(work)
+    if as_json:
+        echo_json(rows)
+    elif not rows:
+        typer.echo("no discrepancy")
+    else:
+        echo_table(rows, ("id", "day", "connector", "kind", "currency", "details", "resolution"))
+
+
+@reconcile_cli.command("show")
+def show_discrepancy(discrepancy_id: int, as_json: JsonFlag = False) -> None:
+    """One discrepancy with both sides: the statement's line and Cauri's operation."""
+    from cauri.reconciliation import service
+
+    async def work(session: AsyncSession, _: Runtime) -> dict[str, Any]:
+        return await service.detail(session, discrepancy_id)
+
+    echo_record(in_transaction(work), as_json)
+
+
+@reconcile_cli.command("resolve")
+def resolve_discrepancy(
+    discrepancy_id: int,
+    reason: Annotated[str, typer.Option("--reason", help="What resolves it.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Closes a discrepancy with what was found, in the audit log."""
+    from cauri.reconciliation import service
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        resolved = await service.resolve(
+            session, Actor.cli(), discrepancy_id, reason, runtime.clock.now()
+        )
+        return service.summary(resolved)
+
+    echo_record(in_transaction(work), as_json)

@@ -1,0 +1,37 @@
+"""What every statement format reads the same way: amounts in major units, instants, and
+the refusal that names the line it could not read."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+
+from cauri.kit.errors import InvalidRequest
+from cauri.kit.money import EXPONENT
+
+
+def unreadable(line: int, why: str) -> InvalidRequest:
+    return InvalidRequest(f"Relevé illisible, ligne {line} : {why}")
+
+
+def minor_units(text: object, currency: str, line: int) -> int:
+    """`"1000"`, `"-12.50"`, `1000` (a number) in `currency`'s minor units."""
+    if currency not in EXPONENT:
+        raise unreadable(line, f"devise inconnue {currency!r}.")
+    try:
+        scaled = Decimal(str(text).strip()).scaleb(EXPONENT[currency])
+    except InvalidOperation:
+        raise unreadable(line, f"montant illisible {text!r}.") from None
+    if not scaled.is_finite() or scaled != scaled.to_integral_value():
+        raise unreadable(line, f"montant {text!r} impossible en {currency}.")
+    return int(scaled)
+
+
+def utc_instant(text: str, line: int) -> datetime:
+    """ISO 8601, with `T` or a space; an instant without an offset is UTC (as the operators
+    that document theirs state)."""
+    try:
+        instant = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise unreadable(line, f"date illisible {text!r}.") from None
+    return instant.replace(tzinfo=UTC) if instant.tzinfo is None else instant.astimezone(UTC)

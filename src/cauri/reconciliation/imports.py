@@ -1,0 +1,161 @@
+"""A statement file into `operator_statements` and `statement_lines`, streamed: read by
+the format of its connector's kind, written by COPY in batches, never held whole."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import date, datetime
+from itertools import islice
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.audit import log
+from cauri.audit.actor import Actor
+from cauri.kit.errors import Conflict, InvalidRequest, NotFound
+from cauri.models import ConnectorAccount
+from cauri.models.statements import OperatorStatement
+from cauri.reconciliation import formats
+from cauri.reconciliation.lines import Line
+
+BATCH = 5000
+_COLUMNS = (
+    "statement_id",
+    "line",
+    "operator_id",
+    "reference",
+    "kind",
+    "status",
+    "amount",
+    "fee",
+    "currency",
+    "phone_number",
+    "at",
+)
+
+
+@dataclass(frozen=True)
+class Imported:
+    statement_id: uuid.UUID
+    connector: str
+    format: str
+    lines: int
+    first_day: date | None
+    last_day: date | None
+
+
+def digest_of(path: Path) -> str:
+    sha = hashlib.sha256()
+    with path.open("rb") as file:
+        for chunk in iter(lambda: file.read(1 << 20), b""):
+            sha.update(chunk)
+    return sha.hexdigest()
+
+
+async def import_file(
+    session: AsyncSession, connector: str, path: Path, actor: Actor, now: datetime
+) -> Imported:
+    """Reads `path` as `connector`'s operator writes its statements; the same file twice is
+    refused (409), a line that cannot be read refuses the whole file (400, its line named),
+    with nothing kept."""
+    account = await session.get(ConnectorAccount, connector)
+    if account is None:
+        raise NotFound(f"Aucun connecteur {connector}.")
+    read = formats.FOR_KIND.get(account.kind)
+    if read is None:
+        raise InvalidRequest(f"Aucun format de relevé connu pour les connecteurs {account.kind}.")
+    digest = digest_of(path)
+    taken = await session.scalar(
+        select(OperatorStatement.id).where(
+            OperatorStatement.connector == connector, OperatorStatement.digest == digest
+        )
+    )
+    if taken is not None:
+        raise Conflict(f"Ce fichier est déjà importé (relevé {taken}).")
+    statement = OperatorStatement(
+        id=uuid.uuid4(),
+        connector=connector,
+        format=account.kind,
+        name=path.name,
+        digest=digest,
+        lines=0,
+        opening_balances={},
+        closing_balances={},
+        imported_by=actor.name,
+        imported_at=now,
+    )
+    session.add(statement)
+    await session.flush()
+    with path.open("rb") as raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
+        reading = read(text)
+        days = await _copy(session, statement.id, reading.lines)
+    statement.lines = days.count
+    statement.first_day, statement.last_day = days.first, days.last
+    statement.opening_balances = reading.opening_balances
+    statement.closing_balances = reading.closing_balances
+    await log.record(
+        session,
+        actor,
+        "statement.imported",
+        "operator_statement",
+        str(statement.id),
+        None,
+        {"connector": connector, "name": path.name, "digest": digest, "lines": days.count},
+        at=now,
+    )
+    return Imported(statement.id, connector, account.kind, days.count, days.first, days.last)
+
+
+@dataclass
+class _Days:
+    count: int = 0
+    first: date | None = None
+    last: date | None = None
+
+    def saw(self, line: Line) -> None:
+        day = line.at.date()
+        self.count += 1
+        self.first = day if self.first is None else min(self.first, day)
+        self.last = day if self.last is None else max(self.last, day)
+
+
+async def _copy(session: AsyncSession, statement_id: uuid.UUID, lines: Iterator[Line]) -> _Days:
+    connection = await session.connection()
+    driver = (await connection.get_raw_connection()).driver_connection
+    assert driver is not None
+    days = _Days()
+    numbered = enumerate(lines, start=1)
+    while batch := list(islice(numbered, BATCH)):
+        await driver.copy_records_to_table(
+            "statement_lines", records=_records(statement_id, batch, days), columns=_COLUMNS
+        )
+    return days
+
+
+def _records(
+    statement_id: uuid.UUID, batch: Iterable[tuple[int, Line]], days: _Days
+) -> list[tuple[object, ...]]:
+    records: list[tuple[object, ...]] = []
+    for number, line in batch:
+        days.saw(line)
+        records.append(
+            (
+                statement_id,
+                number,
+                line.operator_id,
+                line.reference,
+                line.kind.value,
+                line.status.value,
+                line.amount,
+                line.fee,
+                line.currency,
+                line.phone_number,
+                line.at,
+            )
+        )
+    return records

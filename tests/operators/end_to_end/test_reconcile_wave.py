@@ -1,0 +1,297 @@
+"""Reconciliation against Wave's list of transactions, end to end (issue 28): live money
+through Wave's contract fake, its wallet's transactions fetched as its Balance &
+Reconciliation API pages them, imported with `cauri reconcile import`, matched by `cauri
+reconcile run`; each kind of discrepancy found, once, and closed when it is gone."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import text
+
+from cauri.runtime import Runtime
+from cauri.worker.runner import Worker
+from tests.fakes.wave import WaveFake
+from tests.foundation.builders import run_cli
+from tests.operators.live import connect, refund_payment, run, send_payout, status_of
+from tests.payments.builders import pay
+from tests.payouts.builders import top_up
+from tests.support import MerchantKeys, ServerThread, make_merchant, momo_body
+
+CONNECTOR = "wave-sn"
+API_KEY = "wave_sn_prod_" + "CauriReconciliationKeyOfTheWallet01"
+WEBHOOK_SECRET = "wave_sn_WHS_" + "caurireconciliationsecretofthefakewebhook0123456789ab"
+NUMBER = "221771234567"
+
+
+@pytest.fixture
+def fake(callbacks: ServerThread) -> Iterator[WaveFake]:
+    with WaveFake(API_KEY, webhook_secret=WEBHOOK_SECRET) as fake:
+        fake.webhook_mode = "drop"  # outcomes come from status queries: no waiting on threads
+        fake.transactions_page_size = 2  # the fetch follows the pages
+        yield fake
+
+
+@pytest.fixture
+async def merchant(runtime: Runtime, fake: WaveFake) -> MerchantKeys:
+    await connect(
+        runtime,
+        name=CONNECTOR,
+        kind="wave",
+        environment="production",
+        base_url=fake.base_url,
+        settings={"return_url": "https://shop.example/merci"},
+        secrets={"api_key": fake.api_key, "webhook_secret": WEBHOOK_SECRET},
+        operators=["wave_sn"],
+    )
+    return await make_merchant(runtime)
+
+
+async def paid(
+    client: httpx.AsyncClient, runtime: Runtime, worker: Worker, fake: WaveFake, m: MerchantKeys
+) -> tuple[str, str]:
+    """A live Wave payment the customer approved and Cauri settled: its reference and the
+    operation's (the session's `client_reference`)."""
+    response = await pay(
+        client, m.headers(livemode=True), momo_body(operator="wave_sn", phone_number=NUMBER)
+    )
+    assert response.status_code == 201, response.text
+    reference = response.json()["data"]["reference"]
+    [session] = [s for s in fake.sessions.values() if s.payment_status == "processing"]
+    fake.pay(session.id)
+    await run(runtime, worker, 30)
+    assert await status_of(client, m, f"payments/{reference}") == "succeeded"
+    assert session.client_reference is not None
+    return reference, session.client_reference
+
+
+async def fetched(fake: WaveFake, day: str, into: Path) -> Path:
+    """The day's pages of `GET /v1/transactions`, one JSON page a line, as Wave serves them."""
+    pages, after = [], ""
+    async with httpx.AsyncClient(base_url=fake.base_url) as http:
+        while True:
+            answer = await http.get(
+                "/v1/transactions",
+                params={"date": day, "after": after},
+                headers={"Authorization": f"Bearer {fake.api_key}"},
+            )
+            assert answer.status_code == 200, answer.text
+            page = answer.json()
+            pages.append(json.dumps(page))
+            if not page["page_info"]["has_next_page"]:
+                break
+            after = page["page_info"]["end_cursor"]
+    into.write_text("\n".join(pages) + "\n")  # noqa: ASYNC240 (a small file, in a test)
+    return into
+
+
+async def reconcile(database_url: str, fake: WaveFake, day: str, tmp_path: Path) -> dict[str, Any]:
+    statement = await fetched(fake, day, tmp_path / f"wave-{uuid.uuid4().hex}.jsonl")
+    imported = await run_cli(
+        database_url, "reconcile", "import", CONNECTOR, str(statement), "--json"
+    )
+    assert imported.json()["format"] == "wave"
+    return (
+        await run_cli(database_url, "reconcile", "run", CONNECTOR, "--date", day, "--json")
+    ).json()
+
+
+async def discrepancies(database_url: str, *args: str) -> list[dict[str, Any]]:
+    return (await run_cli(database_url, "reconcile", "list", *args, "--json")).rows()
+
+
+def kinds(found: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    return sorted((d["kind"], d["operation"]) for d in found)
+
+
+async def test_each_kind_of_difference_with_wave_is_found_once_and_closed_when_gone(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: WaveFake,
+    merchant: MerchantKeys,
+    database_url: str,
+    tmp_path: Path,
+) -> None:
+    day = runtime.clock.now().date().isoformat()
+    _, twice = await paid(client, runtime, worker, fake, merchant)
+    _, omitted = await paid(client, runtime, worker, fake, merchant)
+    refunded, _ = await paid(client, runtime, worker, fake, merchant)
+    await refund_payment(client, merchant, refunded)
+    await run(runtime, worker)
+    assert await status_of(client, merchant, f"payments/{refunded}") == "refunded"
+    await top_up(runtime, merchant.id, 5000, livemode=True)
+    payout = await send_payout(
+        client, merchant, {"amount": 1000, "phone_number": NUMBER, "operator": "wave_sn"}
+    )
+    assert payout["status"] == "succeeded"
+    [sent] = fake.payouts.values()
+    assert sent.client_reference is not None
+    # What the wallet's list says that Cauri's books do not.
+    fake.statement_duplicate(twice)
+    fake.statement_omit(omitted)
+    fake.statement_amount(sent.client_reference, "-1510")  # 1,500 sent instead of 1,000
+    fake.statement_own("700", mobile="+221770000000")
+    fake.sweep("100")
+
+    run_ = await reconcile(database_url, fake, day, tmp_path)
+
+    assert run_["discrepancies"] == {
+        "duplicate_at_operator": 1,
+        "missing_at_operator": 1,
+        "amount_differs": 1,
+        "missing_at_cauri": 1,
+        "fee_taken": 1,
+    }
+    assert run_["new"] == 5
+    found = await discrepancies(database_url, "--connector", CONNECTOR)
+    by_kind = {d["kind"]: d for d in found}
+    assert by_kind["missing_at_operator"]["operation"] == omitted
+    assert by_kind["duplicate_at_operator"]["operation"] == twice
+    assert by_kind["amount_differs"]["details"] == {"operator": 1500, "cauri": 1000}
+    assert by_kind["missing_at_cauri"]["details"]["amount"] == 700
+    # Wave's 1 % on each checkout it listed (10 each: the duplicate too, not the omitted one)
+    # and on the payout: what its wallet lost that no operation of Cauri's accounts for.
+    assert by_kind["fee_taken"]["details"] == {"amount": 40, "lines": 4}
+    assert by_kind["fee_taken"]["currency"] == "XOF"
+
+    # The same run again records nothing new.
+    again = await run_cli(database_url, "reconcile", "run", CONNECTOR, "--date", day, "--json")
+    assert (again.json()["new"], again.json()["closed"]) == (0, 0)
+
+    # Finance resolves one, with its reason, in the audit log.
+    fee = by_kind["fee_taken"]["id"]
+    resolved = await run_cli(
+        database_url,
+        "reconcile",
+        "resolve",
+        str(fee),
+        "--reason",
+        "Frais Wave",
+        "--json",
+    )
+    assert resolved.json()["resolution"] == "Frais Wave"
+    twice_resolved = await run_cli(database_url, "reconcile", "resolve", str(fee), "--reason", "x")
+    assert twice_resolved.error()["code"] == "conflict"
+    assert len(await discrepancies(database_url)) == 4
+    assert len(await discrepancies(database_url, "--all")) == 5
+    async with runtime.engine.connect() as connection:
+        audited = (
+            (
+                await connection.execute(
+                    text(
+                        "SELECT action FROM audit_log WHERE action LIKE 'statement.%' "
+                        "OR action LIKE 'reconciliation.%' OR action LIKE 'discrepancy.%' "
+                        "ORDER BY id"
+                    )
+                )
+            )
+            .scalars()
+            .all()
+        )
+    assert audited == [
+        "statement.imported",
+        "reconciliation.run",
+        "reconciliation.run",
+        "discrepancy.resolved",
+    ]
+
+
+async def test_a_payment_wave_says_paid_and_cauri_still_waits_for_is_asked_again_and_settles(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: WaveFake,
+    merchant: MerchantKeys,
+    database_url: str,
+    tmp_path: Path,
+) -> None:
+    """The statement is the operator's word that it happened: the operation is asked again
+    through the call protocol, whose answer settles it; the next run finds nothing left."""
+    day = runtime.clock.now().date().isoformat()
+    response = await pay(
+        client, merchant.headers(livemode=True), momo_body(operator="wave_sn", phone_number=NUMBER)
+    )
+    reference = response.json()["data"]["reference"]
+    [session] = fake.sessions.values()
+    fake.pay(session.id)  # no webhook, and no status query has fallen due yet
+
+    first = await reconcile(database_url, fake, day, tmp_path)
+
+    assert first["discrepancies"] == {"status_differs": 1, "fee_taken": 1}
+    assert first["asked_again"] == 1
+    [status] = await discrepancies(database_url, "--kind", "status_differs")
+    assert status["details"] == {"operator": "succeeded", "cauri": "pending"}
+    # The status query the run queued, due at the CLI's time: the real one, ahead of the
+    # test's clock by however long the test has run.
+    behind = (datetime.now(UTC) - runtime.clock.now()).total_seconds()
+    await run(runtime, worker, max(behind, 0) + 1)
+    assert await status_of(client, merchant, f"payments/{reference}") == "succeeded"
+    second = await run_cli(database_url, "reconcile", "run", CONNECTOR, "--date", day, "--json")
+    assert second.json()["closed"] == 1
+    [closed] = [
+        d for d in await discrepancies(database_url, "--all") if d["kind"] == "status_differs"
+    ]
+    assert closed["resolved_by"] == "reconciliation"
+
+
+async def test_a_payout_wave_reversed_is_a_status_difference(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: WaveFake,
+    merchant: MerchantKeys,
+    database_url: str,
+    tmp_path: Path,
+) -> None:
+    day = runtime.clock.now().date().isoformat()
+    await top_up(runtime, merchant.id, 5000, livemode=True)
+    payout = await send_payout(
+        client, merchant, {"amount": 1000, "phone_number": NUMBER, "operator": "wave_sn"}
+    )
+    [sent] = fake.payouts.values()
+    # Reversed at Wave by someone with the portal, not by Cauri.
+    async with httpx.AsyncClient(base_url=fake.base_url) as http:
+        answer = await http.post(
+            f"/v1/payout/{sent.id}/reverse", headers={"Authorization": f"Bearer {fake.api_key}"}
+        )
+        assert answer.status_code == 200
+
+    run_ = await reconcile(database_url, fake, day, tmp_path)
+
+    assert run_["discrepancies"]["status_differs"] == 1
+    [status] = await discrepancies(database_url, "--kind", "status_differs")
+    assert status["details"] == {"operator": "failed", "cauri": "succeeded"}
+    assert payout["status"] == "succeeded"
+
+
+async def test_the_same_file_twice_and_an_unreadable_one_are_refused_whole(
+    runtime: Runtime, fake: WaveFake, merchant: MerchantKeys, database_url: str, tmp_path: Path
+) -> None:
+    fake.statement_own("700", mobile="+221770000000")
+    fake.statement_own("800", mobile="+221770000000")
+    fake.statement_own("900", mobile="+221770000000")
+    day = runtime.clock.now().date().isoformat()
+    statement = await fetched(fake, day, tmp_path / "wave.jsonl")
+    first = await run_cli(database_url, "reconcile", "import", CONNECTOR, str(statement), "--json")
+    assert first.json()["lines"] == 3
+    second = await run_cli(database_url, "reconcile", "import", CONNECTOR, str(statement))
+    assert second.error()["code"] == "conflict"
+    broken = tmp_path / "broken.jsonl"
+    good = statement.read_text().splitlines()[0]
+    broken.write_text(good + "\n" + good.replace('"amount": "', '"amount": "x') + "\n")
+    refused = await run_cli(database_url, "reconcile", "import", CONNECTOR, str(broken))
+    assert refused.error()["code"] == "invalid_request"
+    assert "ligne" in refused.error()["message"]
+    unknown = await run_cli(database_url, "reconcile", "import", "nobody", str(statement))
+    assert unknown.error()["code"] == "not_found"
+    async with runtime.engine.connect() as connection:
+        lines = await connection.scalar(text("SELECT count(*) FROM statement_lines"))
+    assert lines == 3
