@@ -45,8 +45,15 @@ Reproduced:
   succeeds;
 - faults for the next requests: hang, 500 UNKNOWN_ERROR before or after the request is
   accepted, a connection reset after it is accepted, a hang after it is accepted.
+- the wallet statement's CSV (`statement_csv`), as the dashboard exports it, with the columns
+  pawaPay documents (`Creation Date` in UTC, `MSISDN`, `Transaction ID` = our id, `Amount`,
+  `Currency`, `Country`, `MNO`, `Type`): one line per completed deposit, payout and refund;
+  the `Type` values (`Deposit`, `Payout`, `Refund`, `Fees`) are the fake's choice, pawaPay's list
+  is not in the stored docs; and what a real one may hold that Cauri did not ask (a line
+  twice, a line missing, an amount changed, lines of its own);
 Not reproduced: signed requests (`signedRequestsOnly`), bulk payouts, cancelling enqueued
-payouts, remittances, checkouts, payment page, split payments, wallet balances, statements,
+payouts, remittances, checkouts, payment page, split payments, wallet balances, the
+statements API (`POST /v2/statements`),
 signatures on responses. Mali and Togo: no provider for them is in pawaPay's stored docs;
 UNVERIFIED_PROVIDERS holds the codes third parties use, for tests that opt in.
 """
@@ -55,7 +62,9 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import csv
 import hashlib
+import io
 import json
 import re
 import secrets
@@ -63,7 +72,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -453,6 +462,43 @@ class PawapayFake:
     def payment(self, payment_id: str) -> Payment | None:
         with self._lock:
             return self._find(payment_id)
+
+    def statement_csv(
+        self,
+        *,
+        twice: Iterable[str] = (),
+        omit: Iterable[str] = (),
+        amounts: dict[str, str] | None = None,
+        extra: Iterable[dict[str, str]] = (),
+    ) -> str:
+        """The wallet's statement: a line per completed deposit, payout and refund, in the
+        order they were made; `twice` listed twice, `omit` left out, `amounts` changed, then
+        `extra` lines (column name to value)."""
+        columns = ("Creation Date", "MSISDN", "Transaction ID", "Amount", "Currency")
+        columns += ("Country", "MNO", "Type")
+        types = {"deposit": "Deposit", "payout": "Payout", "refund": "Refund"}
+        changed, left_out, doubled = amounts or {}, set(omit), set(twice)
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\r\n")
+        writer.writeheader()
+        with self._lock:
+            made = [p for kind in KINDS for p in self._store(kind).values()]
+        for payment in sorted(made, key=lambda p: p.created):
+            if payment.status != "COMPLETED" or payment.id in left_out:
+                continue
+            row = {
+                "Creation Date": payment.created.replace("T", " ").rstrip("Z"),
+                "MSISDN": payment.phone_number,
+                "Transaction ID": payment.id,
+                "Amount": changed.get(payment.id, shown_amount(payment.amount)),
+                "Currency": payment.currency,
+                "Country": payment.provider.country,
+                "MNO": payment.provider.provider,
+                "Type": types[payment.kind],
+            }
+            writer.writerows([row, row] if payment.id in doubled else [row])
+        writer.writerows(extra)
+        return out.getvalue()
 
     def posts(self, kind: str) -> list[Received]:
         """Every initiation request of that kind received, accepted or not (re-sends too)."""
