@@ -1,7 +1,7 @@
 """Reconciliation against the operators (issue 28): their statements, line by line, and
 the discrepancies a run finds between them, Cauri's operations and the ledger. An index on
-the operators' own ids of operations, built without blocking writes: a statement line is
-matched by it when it does not give back Cauri's reference.
+operations by the operator's own id, by connector and time, and by the payment a refund
+refunds, built without blocking writes: what a day's matching reads them by.
 
 Revision ID: 0038_operator_statements
 Revises: 0036_event_feed
@@ -102,6 +102,10 @@ def upgrade() -> None:
             "WHERE operator_reference IS NOT NULL"
         )
         op.execute(
+            "CREATE INDEX CONCURRENTLY IF NOT EXISTS ix_operator_operations_connector_created "
+            "ON operator_operations (connector, created_at)"
+        )
+        op.execute(
             "CREATE INDEX CONCURRENTLY IF NOT EXISTS ix_operator_operations_refund_of "
             "ON operator_operations ((request ->> 'refund_of')) WHERE action = 'refund'"
         )
@@ -109,6 +113,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.execute("DROP INDEX IF EXISTS ix_operator_operations_refund_of")
+    op.execute("DROP INDEX IF EXISTS ix_operator_operations_connector_created")
     op.execute("DROP INDEX IF EXISTS ix_operator_operations_operator_reference")
     op.drop_table("discrepancies")
     op.drop_table("statement_lines")

@@ -35,6 +35,8 @@ class OperatorOperation(Base):
             "operator_reference",
             postgresql_where=text("operator_reference IS NOT NULL"),
         ),
+        # A connector's operations of a day (cauri.reconciliation).
+        Index("ix_operator_operations_connector_created", "connector", "created_at"),
         # A refund's line that gives the payment's reference (Wave).
         Index(
             "ix_operator_operations_refund_of",

@@ -165,12 +165,15 @@ _FOUND = text(
            jsonb_build_object('subject', o.subject_ref, 'expected', o.expected,
                               'posted', o.posted)
     FROM (
-        SELECT o.*, CASE o.action WHEN 'collect' THEN -o.amount ELSE o.amount END AS expected,
-               (SELECT coalesce(sum(p.amount), 0) FROM ledger_transactions t
-                JOIN ledger_postings p ON p.transaction_id = t.id
-                WHERE t.reference = o.subject_ref AND t.livemode
-                  AND p.account LIKE 'operator:%:clearing:live:%') AS posted
-        FROM day_operations o WHERE o.status = 'succeeded'
+        SELECT o.id, o.subject_ref, o.currency,
+               CASE o.action WHEN 'collect' THEN -o.amount ELSE o.amount END AS expected,
+               coalesce(sum(p.amount) FILTER (
+                   WHERE p.account LIKE 'operator:%:clearing:live:%'), 0) AS posted
+        FROM day_operations o
+        LEFT JOIN ledger_transactions t ON t.reference = o.subject_ref AND t.livemode
+        LEFT JOIN ledger_postings p ON p.transaction_id = t.id
+        WHERE o.status = 'succeeded'
+        GROUP BY o.id, o.subject_ref, o.currency, o.action, o.amount
     ) o
     WHERE o.posted <> o.expected
     UNION ALL
@@ -257,6 +260,9 @@ async def run(session: AsyncSession, connector: str, day: date, now: datetime) -
     await session.execute(_LINES, bounds)
     await session.execute(text("ANALYZE recon_lines"))
     await session.execute(_BY_REFERENCE, bounds)
+    # Temporary tables have no statistics until analysed: without them the planner guesses
+    # them small and scans them once per line (quadratic in a day's lines).
+    await session.execute(text("ANALYZE recon_matches"))
     await session.execute(_BY_LIKENESS, bounds)
     await session.execute(text("ANALYZE recon_matches"))
     await session.execute(_FOUND, bounds)
