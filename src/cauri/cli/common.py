@@ -85,14 +85,13 @@ def resolved_url() -> str:
     return url
 
 
-def in_transaction(work: Callable[[AsyncSession, Runtime], Awaitable[T]]) -> T:
-    """`work` in one transaction of the configured database; a refusal (CauriError) is printed
-    on stderr as the API's error envelope, exit 1."""
+def with_runtime(work: Callable[[Runtime], Awaitable[T]]) -> T:
+    """`work` with the configured database and operators, opening its own transactions; a
+    refusal (CauriError) is printed on stderr as the API's error envelope, exit 1."""
     import asyncio
 
     from cauri import wiring
     from cauri.config import get_settings
-    from cauri.kit.db import unit_of_work
     from cauri.kit.errors import CauriError
     from cauri.runtime import Runtime
 
@@ -101,8 +100,7 @@ def in_transaction(work: Callable[[AsyncSession, Runtime], Awaitable[T]]) -> T:
     async def run() -> T:
         runtime = Runtime.build(get_settings(), url=resolved_url())
         try:
-            async with unit_of_work(runtime.sessionmaker) as session:
-                return await work(session, runtime)
+            return await work(runtime)
         finally:
             await runtime.close()
 
@@ -111,6 +109,17 @@ def in_transaction(work: Callable[[AsyncSession, Runtime], Awaitable[T]]) -> T:
     except CauriError as error:
         typer.echo(json.dumps(error.envelope(), ensure_ascii=False), err=True)
         raise typer.Exit(1) from error
+
+
+def in_transaction(work: Callable[[AsyncSession, Runtime], Awaitable[T]]) -> T:
+    """`work` in one transaction of the configured database (with_runtime)."""
+    from cauri.kit.db import unit_of_work
+
+    async def transaction(runtime: Runtime) -> T:
+        async with unit_of_work(runtime.sessionmaker) as session:
+            return await work(session, runtime)
+
+    return with_runtime(transaction)
 
 
 def parse_instant(value: str, param_hint: str) -> datetime:

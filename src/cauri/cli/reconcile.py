@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cauri.audit.actor import Actor
-from cauri.cli.common import in_transaction
+from cauri.cli.common import in_transaction, with_runtime
 from cauri.cli.output import JsonFlag, echo_json, echo_record, echo_table
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
 
+    from cauri.reconciliation.imports import Imported
     from cauri.runtime import Runtime
 
 
@@ -44,17 +45,40 @@ def import_statement(
     from cauri.reconciliation.imports import import_file
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        imported = await import_file(session, connector, file, Actor.cli(), runtime.clock.now())
-        return {
-            "statement": str(imported.statement_id),
-            "connector": imported.connector,
-            "format": imported.format,
-            "lines": imported.lines,
-            "first_day": None if imported.first_day is None else imported.first_day.isoformat(),
-            "last_day": None if imported.last_day is None else imported.last_day.isoformat(),
-        }
+        return _imported(
+            await import_file(session, connector, file, Actor.cli(), runtime.clock.now())
+        )
 
     echo_record(in_transaction(work), as_json)
+
+
+def _imported(imported: Imported) -> dict[str, Any]:
+    return {
+        "statement": str(imported.statement_id),
+        "connector": imported.connector,
+        "format": imported.format,
+        "lines": imported.lines,
+        "first_day": None if imported.first_day is None else imported.first_day.isoformat(),
+        "last_day": None if imported.last_day is None else imported.last_day.isoformat(),
+    }
+
+
+@reconcile_cli.command("fetch")
+def fetch_statement(
+    connector: Annotated[str, typer.Argument(help="The connector account's name.")],
+    day: Annotated[str, typer.Option("--date", help="The day, YYYY-MM-DD (UTC).")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Fetches the day's statement through the operator's API, where it has one (Wave), and
+    imports it; a day fetched already is refused."""
+    from cauri.reconciliation.sources import fetch
+
+    on = _day(day)
+
+    async def work(runtime: Runtime) -> dict[str, Any]:
+        return _imported(await fetch(runtime, Actor.cli(), connector, on))
+
+    echo_record(with_runtime(work), as_json)
 
 
 @reconcile_cli.command("run")

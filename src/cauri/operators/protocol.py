@@ -10,8 +10,9 @@ record (cauri.calls).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -208,6 +209,23 @@ class ResendsNotifications(Protocol):
     async def resend_notification(
         self, action: str, request: Collection | Disbursement
     ) -> Resent: ...
+
+
+@runtime_checkable
+class ListsTransactions(Protocol):
+    """An operator whose API lists a wallet's movements of a day (Wave's Balance &
+    Reconciliation API): reconciliation fetches its statements instead of importing files."""
+
+    format: str  # the statement format its pages are read with (cauri.reconciliation.formats)
+
+    def transactions(self, day: date) -> AsyncIterator[str]:
+        """The day's pages (UTC), each the operator's JSON as it sent it, in order; raises
+        StatementUnavailable when the operator does not give them."""
+        ...
+
+
+class StatementUnavailable(Exception):
+    """The operator did not give its statement (refused, unreachable, unreadable)."""
 
 
 @runtime_checkable

@@ -15,6 +15,7 @@ from sqlalchemy import text
 
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
+from tests.conftest import TEST_SECRET_KEY
 from tests.fakes.pawapay import PawapayFake
 from tests.foundation.builders import run_cli
 from tests.operators.end_to_end.test_pawapay import CARRIED, COMPLETED, CONNECTOR, pawapay_fake
@@ -184,3 +185,21 @@ async def test_a_statement_without_the_documented_columns_is_refused(
     error = refused.error()
     assert error["code"] == "invalid_request"
     assert "Transaction ID" in error["message"]
+
+
+async def test_a_statement_pawapay_builds_through_its_api_is_not_fetched_yet(
+    merchant: MerchantKeys, database_url: str
+) -> None:
+    """pawaPay's statements API (asynchronous, POST /v2/statements) is not built yet: its
+    dashboard's export is imported instead, as the refusal says."""
+    refused = await run_cli(
+        database_url,
+        "reconcile",
+        "fetch",
+        CONNECTOR,
+        "--date",
+        "2026-11-27",
+        env_vars={"CAURI_SECRET_KEY": TEST_SECRET_KEY},
+    )
+    assert refused.error()["code"] == "invalid_request"
+    assert "cauri reconcile import" in refused.error()["message"]

@@ -6,7 +6,6 @@ reconcile run`; each kind of discrepancy found, once, and closed when it is gone
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +17,7 @@ from sqlalchemy import text
 
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
+from tests.conftest import TEST_SECRET_KEY
 from tests.fakes.wave import WaveFake
 from tests.foundation.builders import run_cli
 from tests.operators.live import connect, refund_payment, run, send_payout, status_of
@@ -29,6 +29,8 @@ CONNECTOR = "wave-sn"
 API_KEY = "wave_sn_prod_" + "CauriReconciliationKeyOfTheWallet01"
 WEBHOOK_SECRET = "wave_sn_WHS_" + "caurireconciliationsecretofthefakewebhook0123456789ab"
 NUMBER = "221771234567"
+# The connector account's secrets are sealed with it: the CLI reads them to call Wave.
+SECRET = {"CAURI_SECRET_KEY": TEST_SECRET_KEY}
 
 
 @pytest.fixture
@@ -92,15 +94,14 @@ async def fetched(fake: WaveFake, day: str, into: Path) -> Path:
     return into
 
 
-async def reconcile(database_url: str, fake: WaveFake, day: str, tmp_path: Path) -> dict[str, Any]:
-    statement = await fetched(fake, day, tmp_path / f"wave-{uuid.uuid4().hex}.jsonl")
-    imported = await run_cli(
-        database_url, "reconcile", "import", CONNECTOR, str(statement), "--json"
+async def reconcile(database_url: str, day: str) -> dict[str, Any]:
+    """`cauri reconcile fetch` (Wave's API, through the connector account) then `run`."""
+    fetched = await run_cli(
+        database_url, "reconcile", "fetch", CONNECTOR, "--date", day, "--json", env_vars=SECRET
     )
-    assert imported.json()["format"] == "wave"
-    return (
-        await run_cli(database_url, "reconcile", "run", CONNECTOR, "--date", day, "--json")
-    ).json()
+    assert fetched.json()["format"] == "wave"
+    ran = await run_cli(database_url, "reconcile", "run", CONNECTOR, "--date", day, "--json")
+    return ran.json()
 
 
 async def discrepancies(database_url: str, *args: str) -> list[dict[str, Any]]:
@@ -141,7 +142,7 @@ async def test_each_kind_of_difference_with_wave_is_found_once_and_closed_when_g
     fake.statement_own("700", mobile="+221770000000")
     fake.sweep("100")
 
-    run_ = await reconcile(database_url, fake, day, tmp_path)
+    run_ = await reconcile(database_url, day)
 
     assert run_["discrepancies"] == {
         "duplicate_at_operator": 1,
@@ -223,7 +224,7 @@ async def test_a_payment_wave_says_paid_and_cauri_still_waits_for_is_asked_again
     [session] = fake.sessions.values()
     fake.pay(session.id)  # no webhook, and no status query has fallen due yet
 
-    first = await reconcile(database_url, fake, day, tmp_path)
+    first = await reconcile(database_url, day)
 
     assert first["discrepancies"] == {"status_differs": 1, "fee_taken": 1}
     assert first["asked_again"] == 1
@@ -264,7 +265,7 @@ async def test_a_payout_wave_reversed_is_a_status_difference(
         )
         assert answer.status_code == 200
 
-    run_ = await reconcile(database_url, fake, day, tmp_path)
+    run_ = await reconcile(database_url, day)
 
     assert run_["discrepancies"]["status_differs"] == 1
     [status] = await discrepancies(database_url, "--kind", "status_differs")
@@ -295,3 +296,21 @@ async def test_the_same_file_twice_and_an_unreadable_one_are_refused_whole(
     async with runtime.engine.connect() as connection:
         lines = await connection.scalar(text("SELECT count(*) FROM statement_lines"))
     assert lines == 3
+
+
+async def test_a_day_is_fetched_once_and_an_operator_without_a_statement_api_is_refused(
+    runtime: Runtime, fake: WaveFake, merchant: MerchantKeys, database_url: str
+) -> None:
+    fake.statement_own("700", mobile="+221770000000")
+    day = runtime.clock.now().date().isoformat()
+    assert (await reconcile(database_url, day))["discrepancies"] == {"missing_at_cauri": 1}
+    again = await run_cli(
+        database_url, "reconcile", "fetch", CONNECTOR, "--date", day, env_vars=SECRET
+    )
+    assert again.error()["code"] == "conflict"
+    fake.revoke()
+    refused = await run_cli(
+        database_url, "reconcile", "fetch", CONNECTOR, "--date", "2026-01-02", env_vars=SECRET
+    )
+    assert refused.error()["code"] == "server_error"
+    assert "HTTP 401" in refused.error()["message"]

@@ -10,7 +10,10 @@ docs/OPERATORS.md, "Wave".
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import AsyncIterator
+from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlencode
@@ -28,6 +31,7 @@ from cauri.operators.protocol import (
     OperatorResult,
     Outcome,
     RefundSupport,
+    StatementUnavailable,
 )
 from cauri.operators.wave import answers, signature
 
@@ -62,6 +66,8 @@ def mobile(phone_number: str) -> str:
 class WaveConnector(exchange.NetworkConnector):
     # A checkout session is refunded whole, once (POST /v1/checkout/sessions/{id}/refund).
     refunds = RefundSupport.WHOLE
+    # Its wallet's transactions, read as cauri.reconciliation.formats.wave reads them.
+    format = "wave"
 
     def __init__(self, config: ConnectorConfig) -> None:
         super().__init__(config)
@@ -239,6 +245,27 @@ class WaveConnector(exchange.NetworkConnector):
             detail=f"authenticated ({self.config.environment}): checkout and payout allowed",
             facts=facts,
         )
+
+    # Reconciliation: the Balance & Reconciliation API.
+
+    async def transactions(self, day: date) -> AsyncIterator[str]:
+        """`GET /v1/transactions?date=…`, page after page (`after` = the last page's
+        `end_cursor`) until `has_next_page` is false."""
+        after = None
+        while True:
+            query = urlencode({"date": day.isoformat()} | ({"after": after} if after else {}))
+            answer = await self._send("transactions", "GET", f"/v1/transactions?{query}")
+            page = exchange.parsed(answer.text)
+            if answer.status != 200 or not isinstance(page, dict) or "items" not in page:
+                code = answers.error_code(page) or answer.exchange.error or ""
+                raise StatementUnavailable(
+                    f"Wave's transactions of {day}: HTTP {answer.status} {code}".strip()
+                )
+            yield json.dumps(page)
+            info = page.get("page_info") or {}
+            if not info.get("has_next_page"):
+                return
+            after = str(info.get("end_cursor") or "")
 
     # The exchanges.
 

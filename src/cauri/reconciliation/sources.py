@@ -1,0 +1,59 @@
+"""A statement fetched through the operator's API, where it has one (ListsTransactions):
+the day's pages saved to a file, then imported as a file is. Nothing is held while the
+operator is asked."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from datetime import date
+from pathlib import Path
+
+from sqlalchemy import select
+
+from cauri.audit.actor import Actor
+from cauri.kit.db import unit_of_work
+from cauri.kit.errors import Conflict, InvalidRequest, NotFound, ServerError
+from cauri.models.statements import OperatorStatement
+from cauri.operators.protocol import ListsTransactions, StatementUnavailable
+from cauri.reconciliation import imports
+from cauri.runtime import Runtime
+
+
+def fetched_name(connector: str, day: date) -> str:
+    return f"{connector} {day.isoformat()} (API)"
+
+
+async def fetch(runtime: Runtime, actor: Actor, connector: str, day: date) -> imports.Imported:
+    """Fetches and imports `connector`'s statement of `day` (UTC), once: a day fetched
+    already is refused (its lines stand; a file import adds to them)."""
+    name = fetched_name(connector, day)
+    async with runtime.sessionmaker() as session:
+        routed = await runtime.operators.by_name(session, connector)
+        taken = await session.scalar(
+            select(OperatorStatement.id).where(
+                OperatorStatement.connector == connector, OperatorStatement.name == name
+            )
+        )
+    if routed is None:
+        raise NotFound(f"Aucun connecteur {connector}.")
+    adapter = routed.adapter
+    if not isinstance(adapter, ListsTransactions):
+        raise InvalidRequest(
+            f"L'opérateur de {connector} n'a pas d'API de relevé : importez son fichier "
+            "(cauri reconcile import)."
+        )
+    if taken is not None:
+        raise Conflict(f"Le relevé du {day.isoformat()} de {connector} est déjà là ({taken}).")
+    with tempfile.TemporaryDirectory(prefix="cauri-statement-") as folder:
+        path = Path(folder) / name
+        try:
+            with path.open("w", encoding="utf-8") as out:
+                async for page in adapter.transactions(day):
+                    out.write(json.dumps(json.loads(page)) + "\n")  # one page a line
+        except StatementUnavailable as unavailable:
+            raise ServerError(str(unavailable)) from unavailable
+        async with unit_of_work(runtime.sessionmaker) as session:
+            return await imports.import_file(
+                session, connector, path, actor, runtime.clock.now()
+            )
