@@ -1,0 +1,66 @@
+"""Finance's queue of differences with the operators (cauri.reconciliation): the open ones,
+oldest day first (all with `?tous=1`), each with what the operator's line and Cauri's
+operation say; finance resolves one with a reason, in the audit log, as `cauri reconcile
+resolve` does. Reading and resolving take the finance permission, `exports`."""
+
+from __future__ import annotations
+
+from fastapi import Request, Response
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.console.acting import actor
+from cauri.console.auth import Staff
+from cauri.console.pages import Pages
+from cauri.console.rendering import redirect, render
+from cauri.console.security import PREFIX
+from cauri.http import RuntimeDep, SessionDep
+from cauri.kit.db import attempt
+from cauri.kit.errors import CauriError
+from cauri.reconciliation import service
+from cauri.reconciliation.kinds import LABELS
+from cauri.signin.forms import posted
+from cauri.staff.roles import Permission
+
+PATH = "/discrepancies"
+
+pages = Pages()
+
+
+async def _queue(
+    request: Request, session: AsyncSession, refusal: CauriError | None = None
+) -> Response:
+    every = request.query_params.get("tous") == "1"
+    found = await service.listed(session, service.Filters(open_only=not every), limit=200)
+    context = {
+        "rows": [service.summary(discrepancy) for discrepancy in found],
+        "labels": LABELS,
+        "every": every,
+        "refusal": refusal,
+        "resolved": request.query_params.get("resolu"),
+    }
+    return render(
+        request, "console/discrepancies.html", context, refusal.http_status if refusal else 200
+    )
+
+
+@pages.get(PATH, Permission.EXPORT, menu="Écarts opérateurs")
+async def queue(request: Request, staff: Staff, session: SessionDep) -> Response:
+    return await _queue(request, session)
+
+
+@pages.post(PATH + "/{discrepancy_id}/resolve", Permission.EXPORT)
+async def resolve(
+    request: Request,
+    staff: Staff,
+    session: SessionDep,
+    runtime: RuntimeDep,
+    discrepancy_id: int,
+) -> Response:
+    reason = (await posted(request)).get("reason") or ""
+    done = await attempt(
+        session,
+        lambda: service.resolve(session, actor(staff), discrepancy_id, reason, runtime.clock.now()),
+    )
+    if isinstance(done, CauriError):
+        return await _queue(request, session, done)
+    return redirect(f"{PREFIX}{PATH}?resolu={discrepancy_id}")
