@@ -95,6 +95,12 @@ def upgrade() -> None:
         ["found_at"],
         postgresql_where=sa.text("resolved_at IS NULL"),
     )
+    # The daily reconciliation acts as the worker in the audit log.
+    op.execute("ALTER TABLE audit_log DROP CONSTRAINT ck_audit_log_actor_kind")
+    op.execute(
+        "ALTER TABLE audit_log ADD CONSTRAINT ck_audit_log_actor_kind "
+        "CHECK (actor_kind IN ('staff', 'cli', 'member', 'worker'))"
+    )
     with op.get_context().autocommit_block():
         op.execute(
             "CREATE INDEX CONCURRENTLY IF NOT EXISTS ix_operator_operations_operator_reference "
@@ -112,6 +118,11 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.execute("ALTER TABLE audit_log DROP CONSTRAINT ck_audit_log_actor_kind")
+    op.execute(
+        "ALTER TABLE audit_log ADD CONSTRAINT ck_audit_log_actor_kind "
+        "CHECK (actor_kind IN ('staff', 'cli', 'member'))"
+    )
     op.execute("DROP INDEX IF EXISTS ix_operator_operations_refund_of")
     op.execute("DROP INDEX IF EXISTS ix_operator_operations_connector_created")
     op.execute("DROP INDEX IF EXISTS ix_operator_operations_operator_reference")

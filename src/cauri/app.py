@@ -56,6 +56,7 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
         stop = asyncio.Event()
         worker_task = None
         if run_worker:
+            await jobs.started(runtime)
             worker = Worker(runtime, jobs.handlers())
             worker_task = asyncio.create_task(worker.run_forever(stop))
         try:

@@ -12,7 +12,9 @@ from cauri.checkout.tasks import JOBS as CHECKOUT_JOBS
 from cauri.payments.tasks import JOBS as PAYMENT_JOBS
 from cauri.payouts.tasks import JOBS as PAYOUT_JOBS
 from cauri.plans.tasks import JOBS as PLAN_JOBS
+from cauri.reconciliation import tasks as reconciliation
 from cauri.refunds.tasks import JOBS as REFUND_JOBS
+from cauri.runtime import Runtime
 from cauri.webhooks.tasks import JOBS as WEBHOOK_JOBS
 from cauri.worker.jobs import Handler, Job
 
@@ -22,6 +24,7 @@ ALL: tuple[Job[Any], ...] = (
     *PAYMENT_JOBS,
     *PAYOUT_JOBS,
     *PLAN_JOBS,
+    *reconciliation.JOBS,
     *REFUND_JOBS,
     *WEBHOOK_JOBS,
 )
@@ -34,3 +37,9 @@ def handlers(extra: Iterable[Job[Any]] = ()) -> Mapping[str, Handler]:
     table = {job.kind.name: job.run for job in every}
     assert len(table) == len(every), "a job kind is declared twice"
     return table
+
+
+async def started(runtime: Runtime) -> None:
+    """What a worker does as it starts: the jobs that run on a schedule of their own (the
+    daily reconciliation) are queued if none is."""
+    await reconciliation.keep_scheduled(runtime)

@@ -1,5 +1,5 @@
-"""Who acts: a staff member signed in to the console, whoever runs the CLI on the server, or a
-member of a merchant's team signed in to the dashboard."""
+"""Who acts: a staff member signed in to the console, whoever runs the CLI on the server, a
+member of a merchant's team signed in to the dashboard, or the worker on its own schedule."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Literal
 
-ActorKind = Literal["staff", "cli", "member"]
+ActorKind = Literal["staff", "cli", "member", "worker"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,11 @@ class Actor:
     @classmethod
     def cli(cls) -> Actor:
         return cls("cli", f"cli:{_os_user()}")
+
+    @classmethod
+    def worker(cls, task: str) -> Actor:
+        """A job the worker runs on its own schedule (the daily reconciliation)."""
+        return cls("worker", f"worker:{task}")
 
     @classmethod
     def staff(cls, email: str, account_id: uuid.UUID) -> Actor:

@@ -159,6 +159,7 @@ def run_worker() -> None:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         try:
+            await jobs.started(runtime)
             worker = Worker(runtime, jobs.handlers())
             collector.spare_what_lives_on()
             await worker.run_forever(stop)

@@ -21,7 +21,7 @@ class AuditEntry(Base):
 
     __tablename__ = "audit_log"
     __table_args__ = (
-        CheckConstraint("actor_kind IN ('staff', 'cli', 'member')", name="actor_kind"),
+        CheckConstraint("actor_kind IN ('staff', 'cli', 'member', 'worker')", name="actor_kind"),
         Index("ix_audit_log_at", "at", "id"),
         Index("ix_audit_log_actor", "actor_name", "at"),
         Index("ix_audit_log_action", "action", "at"),

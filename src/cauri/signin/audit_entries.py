@@ -11,7 +11,12 @@ from typing import Any
 from cauri.models import AuditEntry
 
 # Where each kind of actor acted.
-ACTOR_PLACES_FR = {"staff": "console", "cli": "ligne de commande", "member": "tableau de bord"}
+ACTOR_PLACES_FR = {
+    "staff": "console",
+    "cli": "ligne de commande",
+    "member": "tableau de bord",
+    "worker": "tâche planifiée",
+}
 
 
 @dataclass(frozen=True)

@@ -52,9 +52,9 @@ class JobKind(Generic[P]):
         )
 
     async def enqueue_once(
-        self, session: AsyncSession, payload: P, *, livemode: bool, now: datetime
+        self, session: AsyncSession, payload: P, *, livemode: bool, now: datetime, delay: float = 0
     ) -> bool:
-        """Due now, unless the same job is queued already (queue.enqueue_once)."""
+        """Due after `delay`, unless the same job is queued already (queue.enqueue_once)."""
         return await queue.enqueue_once(
             session,
             self.name,
@@ -62,6 +62,7 @@ class JobKind(Generic[P]):
             family=self.family,
             livemode=livemode,
             now=now,
+            delay=delay,
         )
 
     def values(

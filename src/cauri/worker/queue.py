@@ -282,11 +282,12 @@ async def enqueue_once(
     livemode: bool,
     now: datetime,
     family: lanes.Family = lanes.Family.MONEY,
+    delay: float = 0,
 ) -> bool:
-    """Queues a job due now unless one of `kind` with exactly `payload` is queued already
-    (a running one does not count: it may have looked before what prompts this one); whether
-    it queued one. In the caller's transaction."""
-    job = job_values(kind, payload, livemode=livemode, now=now, family=family)
+    """Queues a job due after `delay` seconds unless one of `kind` with exactly `payload` is
+    queued already (a running one does not count: it may have looked before what prompts this
+    one); whether it queued one. In the caller's transaction."""
+    job = job_values(kind, payload, livemode=livemode, now=now, delay=delay, family=family)
     await session.execute(_LOCK_PAYLOAD, {"kind": kind, "payload": json.dumps(payload)})
     return (await session.execute(_ENQUEUE_ONCE, _ENQUEUED_ONCE.values(job))).first() is not None
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,8 @@ import httpx
 import pytest
 from sqlalchemy import text
 
+from cauri import jobs
+from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.conftest import TEST_SECRET_KEY
@@ -314,3 +316,54 @@ async def test_a_day_is_fetched_once_and_an_operator_without_a_statement_api_is_
     )
     assert refused.error()["code"] == "server_error"
     assert "HTTP 401" in refused.error()["message"]
+
+
+async def test_the_worker_reconciles_each_day_on_its_own(
+    runtime: Runtime, worker: Worker, fake: WaveFake, merchant: MerchantKeys, database_url: str
+) -> None:
+    """Started with the worker (cauri.jobs.started): yesterday's run, queued once, fetches
+    Wave's statement and matches it as `cauri reconcile` would, then queues the next day's,
+    due at 03:00 UTC the day after it."""
+    fake.statement_own("700", mobile="+221770000000")
+    today = runtime.clock.now().date()
+    await jobs.started(runtime)
+    await jobs.started(runtime)  # a second worker starting: still one chain of days
+    assert await daily_runs(runtime) == [(today - timedelta(days=1)).isoformat()]
+    # The next morning, after 03:00: yesterday is the day the fake's line is on.
+    runtime.clock.advance(  # type: ignore[attr-defined]
+        seconds=(
+            datetime.combine(today + timedelta(days=1), time(4), UTC) - runtime.clock.now()
+        ).total_seconds()
+    )
+    async with unit_of_work(runtime.sessionmaker) as session:
+        await session.execute(text("DELETE FROM jobs WHERE kind = 'reconciliation.daily'"))
+    await jobs.started(runtime)
+    await worker.drain()
+
+    [found] = await discrepancies(database_url)
+    assert (found["kind"], found["day"]) == ("missing_at_cauri", today.isoformat())
+    assert await daily_runs(runtime) == [(today + timedelta(days=1)).isoformat()]
+    async with runtime.engine.connect() as connection:
+        actors = (
+            (
+                await connection.execute(
+                    text(
+                        "SELECT DISTINCT actor_name FROM audit_log WHERE action LIKE 'statement.%'"
+                    )
+                )
+            )
+            .scalars()
+            .all()
+        )
+    assert actors == ["worker:reconciliation"]
+
+
+async def daily_runs(runtime: Runtime) -> list[str]:
+    async with runtime.engine.connect() as connection:
+        rows = await connection.execute(
+            text(
+                "SELECT payload ->> 'day' FROM jobs WHERE kind = 'reconciliation.daily' "
+                "AND status = 'queued'"
+            )
+        )
+        return list(rows.scalars())

@@ -1,0 +1,89 @@
+"""The daily reconciliation, the worker's own: each connector account's statement of the
+day before fetched where its operator has an API (cauri.reconciliation.sources), every
+connector account's day matched, then the next day's run queued, due at RUN_AT (UTC) the
+day after it, when the operators' statements of the day are complete (pawaPay: up to an hour
+behind). One chain of days: queued once (its payload is the day), and started by the worker
+when none is queued."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+
+import structlog
+from sqlalchemy import exists, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.audit.actor import Actor
+from cauri.kit.db import unit_of_work
+from cauri.kit.errors import CauriError, Conflict, InvalidRequest
+from cauri.models import ConnectorAccount
+from cauri.models import Job as JobRow
+from cauri.reconciliation import jobs, sources
+from cauri.reconciliation.runs import reconcile_day
+from cauri.runtime import Runtime
+from cauri.worker.jobs import Job
+
+log = structlog.get_logger("cauri.reconciliation")
+
+RUN_AT = time(3, 0)
+ACTOR = Actor.worker("reconciliation")
+
+
+def due(day: date, now: datetime) -> float:
+    """Seconds from `now` until `day`'s run falls due (RUN_AT the day after), 0 if past."""
+    at = datetime.combine(day + timedelta(days=1), RUN_AT, tzinfo=UTC)
+    return max((at - now).total_seconds(), 0.0)
+
+
+async def reconcile_daily(session: AsyncSession, runtime: Runtime, job: jobs.DayJob) -> None:
+    """Nothing is held while an operator is asked: `session`, the job's own, is used last,
+    to queue the next day."""
+    day = date.fromisoformat(job.day)
+    async with runtime.sessionmaker() as reading:
+        names = list((await reading.scalars(select(ConnectorAccount.name))).all())
+    for name in names:
+        try:
+            await sources.fetch(runtime, ACTOR, name, day)
+        except (Conflict, InvalidRequest):
+            pass  # fetched already, or an operator without a statement API (files)
+        except CauriError as refused:
+            log.warning(
+                "reconciliation.fetch_failed", connector=name, day=job.day, error=str(refused)
+            )
+    for name in names:
+        async with unit_of_work(runtime.sessionmaker) as each:
+            run = await reconcile_day(each, ACTOR, name, day, runtime.clock.now())
+        log.info(
+            "reconciliation.day", connector=name, day=job.day, lines=run.lines, found=run.found
+        )
+    following = day + timedelta(days=1)
+    now = runtime.clock.now()
+    await jobs.DAILY.enqueue_once(
+        session,
+        jobs.DayJob(following.isoformat()),
+        livemode=True,
+        now=now,
+        delay=due(following, now),
+    )
+
+
+async def keep_scheduled(runtime: Runtime) -> None:
+    """When the worker starts: yesterday's run queued (due now if RUN_AT has passed) unless
+    a daily run is queued already."""
+    now = runtime.clock.now()
+    yesterday = now.date() - timedelta(days=1)
+    async with unit_of_work(runtime.sessionmaker) as session:
+        queued = await session.scalar(
+            select(exists().where(JobRow.kind == jobs.DAILY.name, JobRow.status == "queued"))
+        )
+        if not queued:
+            await jobs.DAILY.enqueue_once(
+                session,
+                jobs.DayJob(yesterday.isoformat()),
+                livemode=True,
+                now=now,
+                delay=due(yesterday, now),
+            )
+
+
+JOBS = (Job(jobs.DAILY, reconcile_daily),)
