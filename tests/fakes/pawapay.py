@@ -51,9 +51,18 @@ Reproduced:
   the `Type` values (`Deposit`, `Payout`, `Refund`, `Fees`) are the fake's choice, pawaPay's list
   is not in the stored docs; and what a real one may hold that Cauri did not ask (a line
   twice, a line missing, an amount changed, lines of its own);
+- `GET /v2/wallet-balances`: one wallet per country of the configuration (`{balances:
+  [{country, balance, currency, provider: ""}]}`, the balance a string in major units: an
+  opening `wallet_opening` moved by each completed payment);
+- statements: `POST /v2/statements` (`wallet {country, currency}`, `startDate`, `endDate`,
+  at most 31 days, `compressed`; `{statementId, status: ACCEPTED, created}` or REJECTED with
+  `failureReason`), `GET /v2/statements/{statementId}` (`{status: FOUND, data: {…, status
+  PROCESSING | COMPLETED | FAILED, fileSize, downloadUrl, downloadUrlExpiresAt,
+  completedAt}}`, PROCESSING for `statement_polls` reads first; NOT_FOUND), the file at
+  `downloadUrl` (no token: a pre-signed address), the wallet's statement CSV of that period
+  with what `statement_wrongs` makes wrong; `statement_failure` fails the next ones;
 Not reproduced: signed requests (`signedRequestsOnly`), bulk payouts, cancelling enqueued
-payouts, remittances, checkouts, payment page, split payments, wallet balances, the
-statements API (`POST /v2/statements`),
+payouts, remittances, checkouts, payment page, split payments, gzip statements,
 signatures on responses. Mali and Togo: no provider for them is in pawaPay's stored docs;
 UNVERIFIED_PROVIDERS holds the codes third parties use, for tests that opt in.
 """
@@ -319,6 +328,20 @@ def shown_amount(value: Decimal) -> str:
     return f"{value:.2f}"
 
 
+def _instant(value: object) -> datetime:
+    """pawaPay's statement dates: RFC 3339, its examples without an offset (taken as UTC)."""
+    moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _rejected(code: str, message: str) -> dict[str, Any]:
+    return {"failureReason": {"failureCode": code, "failureMessage": message}}
+
+
 @dataclass
 class Received:
     method: str
@@ -398,6 +421,11 @@ class PawapayFake:
         self.public_key_delay = 0.0  # seconds the public keys take to come (a slow pawaPay)
         self.in_flight_status = "PROCESSING"  # or ACCEPTED, IN_RECONCILIATION
         self.preauthorisation_code: str | None = None  # None: any non-empty code is right
+        self.wallet_opening = Decimal("1000000")
+        self.statement_polls = 1  # reads of a statement that answer PROCESSING first
+        self.statement_failure: str | None = None  # a failureCode: the next statements fail
+        self.statement_wrongs: dict[str, Any] = {}  # statement_csv's twice, omit, amounts, extra
+        self.statements: dict[str, dict[str, Any]] = {}
         self._outcomes: dict[str, tuple[str, str | None]] = {}
         self._faults: list[Fault] = []
         self._held_back: list[tuple[Payment, dict[str, Any]]] = []
@@ -470,10 +498,13 @@ class PawapayFake:
         omit: Iterable[str] = (),
         amounts: dict[str, str] | None = None,
         extra: Iterable[dict[str, str]] = (),
+        country: str | None = None,
+        period: tuple[str, str] | None = None,
     ) -> str:
         """The wallet's statement: a line per completed deposit, payout and refund, in the
-        order they were made; `twice` listed twice, `omit` left out, `amounts` changed, then
-        `extra` lines (column name to value)."""
+        order they were made (of one `country`'s wallet, made within `period`, ISO instants
+        compared as text, when given); `twice` listed twice, `omit` left out, `amounts`
+        changed, then `extra` lines (column name to value)."""
         columns = ("Creation Date", "MSISDN", "Transaction ID", "Amount", "Currency")
         columns += ("Country", "MNO", "Type")
         types = {"deposit": "Deposit", "payout": "Payout", "refund": "Refund"}
@@ -485,6 +516,10 @@ class PawapayFake:
             made = [p for kind in KINDS for p in self._store(kind).values()]
         for payment in sorted(made, key=lambda p: p.created):
             if payment.status != "COMPLETED" or payment.id in left_out:
+                continue
+            if country is not None and payment.provider.country != country:
+                continue
+            if period is not None and not period[0] <= payment.created < period[1]:
                 continue
             row = {
                 "Creation Date": payment.created.replace("T", " ").rstrip("Z"),
@@ -499,6 +534,89 @@ class PawapayFake:
             writer.writerows([row, row] if payment.id in doubled else [row])
         writer.writerows(extra)
         return out.getvalue()
+
+    def wallets(self) -> list[dict[str, str]]:
+        with self._lock:
+            countries = {p.country: p.currency for p in self.providers.values()}
+            moved = dict.fromkeys(countries, self.wallet_opening)
+            for kind, sign in (("deposit", 1), ("payout", -1), ("refund", -1)):
+                for payment in self._store(kind).values():
+                    if payment.status == "COMPLETED":
+                        moved[payment.provider.country] += sign * payment.amount
+        return [
+            {
+                "country": c,
+                "balance": shown_amount(moved[c]),
+                "currency": countries[c],
+                "provider": "",
+            }
+            for c in sorted(countries)
+        ]
+
+    def _new_statement(self, body: Any) -> tuple[int, dict[str, Any]]:
+        wallet = body.get("wallet") if isinstance(body, dict) else None
+        if not isinstance(wallet, dict) or not wallet.get("country") or not wallet.get("currency"):
+            return 400, _rejected("MISSING_PARAMETER", "wallet.country and wallet.currency")
+        try:
+            start = _instant(body["startDate"])
+            end = _instant(body["endDate"])
+        except (KeyError, TypeError, ValueError):
+            return 400, _rejected("INVALID_PARAMETER", "startDate and endDate")
+        if not start < end or (end - start).days > 31:
+            return 200, {"status": "REJECTED", **_rejected("INVALID_PARAMETER", "at most 31 days")}
+        statement_id = str(uuid.uuid4())
+        with self._lock:
+            self.statements[statement_id] = {
+                "wallet": wallet,
+                "period": (_iso(start), _iso(end)),
+                "startDate": body["startDate"],
+                "endDate": body["endDate"],
+                "created": now_iso(),
+                "reads": 0,
+                "failure": self.statement_failure,
+            }
+        return 200, {"statementId": statement_id, "status": "ACCEPTED", "created": now_iso()}
+
+    def _statement(self, statement_id: str) -> dict[str, Any]:
+        with self._lock:
+            found = self.statements.get(statement_id)
+            if found is None:
+                return {"status": "NOT_FOUND"}
+            found["reads"] += 1
+            data: dict[str, Any] = {
+                "statementId": statement_id,
+                "wallet": found["wallet"],
+                "created": found["created"],
+                "startDate": found["startDate"],
+                "endDate": found["endDate"],
+            }
+            if found["reads"] <= self.statement_polls:
+                return {"status": "FOUND", "data": data | {"status": "PROCESSING"}}
+            if found["failure"] is not None:
+                reason = {"failureCode": found["failure"], "failureMessage": "Statement failed."}
+                return {
+                    "status": "FOUND",
+                    "data": data
+                    | {"status": "FAILED", "failedAt": now_iso(), "failureReason": reason},
+                }
+        content = self._statement_file(statement_id)
+        return {
+            "status": "FOUND",
+            "data": data
+            | {
+                "status": "COMPLETED",
+                "fileSize": len(content.encode()),
+                "downloadUrl": f"{self.base_url}/files/statements/{statement_id}.csv",
+                "downloadUrlExpiresAt": now_iso(),
+                "completedAt": now_iso(),
+            },
+        }
+
+    def _statement_file(self, statement_id: str) -> str:
+        found = self.statements[statement_id]
+        return self.statement_csv(
+            country=found["wallet"]["country"], period=found["period"], **self.statement_wrongs
+        )
 
     def posts(self, kind: str) -> list[Received]:
         """Every initiation request of that kind received, accepted or not (re-sends too)."""
@@ -888,9 +1006,23 @@ class PawapayFake:
                             time.time(),
                         )
                     )
+                if self.command == "GET" and self.path.startswith("/files/statements/"):
+                    self._download(self.path.rsplit("/", 1)[1].removesuffix(".csv"))
+                    return
                 if not self._authenticated():
                     return
                 self._route(body, parsed)
+
+            def _download(self, statement_id: str) -> None:
+                if statement_id not in fake.statements:
+                    self._refuse(404, "NOT_FOUND", "No such file.")
+                    return
+                data = fake._statement_file(statement_id).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/csv")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def do_POST(self) -> None:
                 self._dispatch()
@@ -924,6 +1056,12 @@ class PawapayFake:
                     self._answer(200, fake.availability(*self._filters(query)))
                 elif method == "POST" and path == "/v2/predict-provider":
                     self._predict(body, parsed)
+                elif method == "GET" and path == "/v2/wallet-balances":
+                    self._answer(200, {"balances": fake.wallets()})
+                elif method == "POST" and path == "/v2/statements":
+                    self._answer(*fake._new_statement(body))
+                elif method == "GET" and path.startswith("/v2/statements/"):
+                    self._answer(200, fake._statement(path.rsplit("/", 1)[1]))
                 elif method == "GET" and path == "/v2/public-key/http":
                     time.sleep(fake.public_key_delay)
                     self._answer(200, [{"id": KEY_ID, "key": fake.public_key_pem}])

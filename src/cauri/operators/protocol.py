@@ -212,15 +212,16 @@ class ResendsNotifications(Protocol):
 
 
 @runtime_checkable
-class ListsTransactions(Protocol):
-    """An operator whose API lists a wallet's movements of a day (Wave's Balance &
-    Reconciliation API): reconciliation fetches its statements instead of importing files."""
+class GivesStatements(Protocol):
+    """An operator whose API gives a wallet's movements of a day (Wave's Balance &
+    Reconciliation API, pawaPay's statements): reconciliation fetches them instead of
+    importing files."""
 
-    format: str  # the statement format its pages are read with (cauri.reconciliation.formats)
+    format: str  # the statement format its file is read with (cauri.reconciliation.formats)
 
-    def transactions(self, day: date) -> AsyncIterator[str]:
-        """The day's pages (UTC), each the operator's JSON as it sent it, in order; raises
-        StatementUnavailable when the operator does not give them."""
+    def statement(self, day: date) -> AsyncIterator[str]:
+        """The day's statement (UTC) as a file in `format`, in parts, in order; raises
+        StatementUnavailable when the operator does not give it."""
         ...
 
 

@@ -1,10 +1,9 @@
-"""A statement fetched through the operator's API, where it has one (ListsTransactions):
-the day's pages saved to a file, then imported as a file is. Nothing is held while the
-operator is asked."""
+"""A statement fetched through the operator's API, where it has one (GivesStatements):
+saved to a file as the operator gives it, then imported as a file is. Nothing is held while
+the operator is asked."""
 
 from __future__ import annotations
 
-import json
 import tempfile
 from datetime import date
 from pathlib import Path
@@ -15,7 +14,7 @@ from cauri.audit.actor import Actor
 from cauri.kit.db import unit_of_work
 from cauri.kit.errors import Conflict, InvalidRequest, NotFound, ServerError
 from cauri.models.statements import OperatorStatement
-from cauri.operators.protocol import ListsTransactions, StatementUnavailable
+from cauri.operators.protocol import GivesStatements, StatementUnavailable
 from cauri.reconciliation import imports
 from cauri.runtime import Runtime
 
@@ -38,7 +37,7 @@ async def fetch(runtime: Runtime, actor: Actor, connector: str, day: date) -> im
     if routed is None:
         raise NotFound(f"Aucun connecteur {connector}.")
     adapter = routed.adapter
-    if not isinstance(adapter, ListsTransactions):
+    if not isinstance(adapter, GivesStatements):
         raise InvalidRequest(
             f"L'opérateur de {connector} n'a pas d'API de relevé : importez son fichier "
             "(cauri reconcile import)."
@@ -48,9 +47,9 @@ async def fetch(runtime: Runtime, actor: Actor, connector: str, day: date) -> im
     with tempfile.TemporaryDirectory(prefix="cauri-statement-") as folder:
         path = Path(folder) / name
         try:
-            with path.open("w", encoding="utf-8") as out:
-                async for page in adapter.transactions(day):
-                    out.write(json.dumps(json.loads(page)) + "\n")  # one page a line
+            with path.open("w", encoding="utf-8", newline="") as out:
+                async for part in adapter.statement(day):
+                    out.write(part)
         except StatementUnavailable as unavailable:
             raise ServerError(str(unavailable)) from unavailable
         async with unit_of_work(runtime.sessionmaker) as session:

@@ -25,6 +25,8 @@ from tests.payouts.builders import top_up
 from tests.support import MerchantKeys, ServerThread, make_merchant, momo_body
 
 TOKEN = "pawapay-sandbox-api-token"
+# The connector account's secrets are sealed with it: the CLI reads them to call pawaPay.
+SECRET = {"CAURI_SECRET_KEY": TEST_SECRET_KEY}
 
 
 @pytest.fixture
@@ -187,19 +189,41 @@ async def test_a_statement_without_the_documented_columns_is_refused(
     assert "Transaction ID" in error["message"]
 
 
-async def test_a_statement_pawapay_builds_through_its_api_is_not_fetched_yet(
-    merchant: MerchantKeys, database_url: str
+async def test_pawapays_statements_are_fetched_through_its_api_wallet_by_wallet(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: PawapayFake,
+    merchant: MerchantKeys,
+    database_url: str,
 ) -> None:
-    """pawaPay's statements API (asynchronous, POST /v2/statements) is not built yet: its
-    dashboard's export is imported instead, as the refusal says."""
-    refused = await run_cli(
-        database_url,
-        "reconcile",
-        "fetch",
-        CONNECTOR,
-        "--date",
-        "2026-11-27",
-        env_vars={"CAURI_SECRET_KEY": TEST_SECRET_KEY},
+    """`cauri reconcile fetch`: each wallet's statement asked for, read until pawaPay has
+    built it, downloaded, and imported as the dashboard's export is."""
+    day = runtime.clock.now().date().isoformat()
+    _, omitted = await paid(client, runtime, worker, merchant)
+    _, kept = await paid(client, runtime, worker, merchant)
+    fake.statement_wrongs = {"omit": [omitted]}
+    fetched = await run_cli(
+        database_url, "reconcile", "fetch", CONNECTOR, "--date", day, "--json", env_vars=SECRET
     )
-    assert refused.error()["code"] == "invalid_request"
-    assert "cauri reconcile import" in refused.error()["message"]
+    assert (fetched.json()["format"], fetched.json()["lines"]) == ("pawapay", 1)
+    asked = [r for r in fake.requests if r.path == "/v2/statements"]
+    assert {r.body["wallet"]["country"] for r in asked} == {w["country"] for w in fake.wallets()}
+    assert asked[0].body["startDate"] == f"{day}T00:00:00"
+    ran = await run_cli(database_url, "reconcile", "run", CONNECTOR, "--date", day, "--json")
+    assert ran.json()["discrepancies"] == {"missing_at_operator": 1}
+    assert (await listed(database_url))["missing_at_operator"]["operation"] == omitted
+    assert kept != omitted
+
+
+async def test_a_statement_pawapay_fails_to_build_is_said_and_nothing_is_imported(
+    fake: PawapayFake, merchant: MerchantKeys, database_url: str, runtime: Runtime
+) -> None:
+    fake.statement_failure = "INTERNAL_ERROR"
+    refused = await run_cli(
+        database_url, "reconcile", "fetch", CONNECTOR, "--date", "2026-11-27", env_vars=SECRET
+    )
+    assert refused.error()["code"] == "server_error"
+    assert "failed" in refused.error()["message"]
+    async with runtime.engine.connect() as connection:
+        assert await connection.scalar(text("SELECT count(*) FROM operator_statements")) == 0

@@ -14,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from cauri.kit.money import decimal_text
@@ -32,6 +33,7 @@ from cauri.operators.protocol import (
     Outcome,
     RefundSupport,
     Resent,
+    StatementUnavailable,
 )
 
 # pawaPay's `customerMessage`: 4 to 22 letters, digits or spaces.
@@ -49,6 +51,8 @@ CONFIGURATION_LIFETIME = 3600.0
 # meanwhile, and pawaPay sends it again (it retries for 15 minutes).
 KEY_FETCH_INTERVAL = 60.0
 AVAILABILITY_LIFETIME = 60.0
+# Seconds between the reads of a statement being built (pawaPay builds it asynchronously).
+STATEMENT_WAITS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 # pawaPay's operation types and statuses, as Cauri's actions and states.
 OPERATION_ACTIONS = {"DEPOSIT": "collect", "PAYOUT": "disburse", "REFUND": "refund"}
 STATES = {"OPERATIONAL": "operational", "DELAYED": "degraded", "CLOSED": "closed"}
@@ -66,6 +70,8 @@ def msisdn(phone_number: str) -> str:
 
 class PawapayConnector(exchange.NetworkConnector):
     refunds = RefundSupport.PARTIAL  # `amount` of POST /v2/refunds
+    # Its statements, read as cauri.reconciliation.formats.pawapay reads the dashboard's.
+    format = "pawapay"
 
     def __init__(self, config: ConnectorConfig) -> None:
         super().__init__(config)
@@ -182,6 +188,80 @@ class PawapayConnector(exchange.NetworkConnector):
             f"pawaPay did not accept: {why or state or f'HTTP {answer.status}'}",
             answer.exchange,
         )
+
+    async def statement(self, day: date) -> AsyncIterator[str]:
+        """Each wallet's statement of the day (`GET /v2/wallet-balances` lists the wallets):
+        asked for (`POST /v2/statements`), read until it is built (`GET
+        /v2/statements/{statementId}`, waits growing to STATEMENT_WAITS' last, for at most
+        their sum), then downloaded from its `downloadUrl`, a pre-signed address that is sent
+        no token. One CSV after another, each with its header."""
+        for wallet in await self._wallets():
+            yield await self._wallet_statement(wallet, day)
+
+    async def _wallets(self) -> list[dict[str, str]]:
+        answer = await exchange.send(
+            self.client,
+            "wallet_balances",
+            "GET",
+            f"{self._base}/v2/wallet-balances",
+            headers=self._headers,
+        )
+        body = exchange.parsed(answer.text)
+        balances = body.get("balances") if isinstance(body, dict) else None
+        if answer.status != 200 or not isinstance(balances, list):
+            raise StatementUnavailable(f"pawaPay's wallets: HTTP {answer.status}")
+        return [
+            {k: str(w[k]) for k in ("country", "currency", "provider") if w.get(k)}
+            for w in balances
+            if isinstance(w, dict)
+        ]
+
+    async def _wallet_statement(self, wallet: dict[str, str], day: date) -> str:
+        start = datetime.combine(day, datetime.min.time())
+        asked = await exchange.send(
+            self.client,
+            "statement",
+            "POST",
+            f"{self._base}/v2/statements",
+            headers=self._headers,
+            json_body={
+                "wallet": wallet,
+                "startDate": start.isoformat(),
+                "endDate": (start + timedelta(days=1)).isoformat(),
+                "compressed": False,
+            },
+        )
+        body = exchange.parsed(asked.text)
+        if asked.status != 200 or not isinstance(body, dict) or body.get("status") != "ACCEPTED":
+            raise StatementUnavailable(
+                f"pawaPay refused the statement of {wallet.get('country')}: HTTP {asked.status} "
+                f"{answers.failure_code(body) if isinstance(body, dict) else ''}".strip()
+            )
+        statement_id = str(body.get("statementId"))
+        for wait in STATEMENT_WAITS:
+            read = await exchange.send(
+                self.client,
+                "statement_status",
+                "GET",
+                f"{self._base}/v2/statements/{statement_id}",
+                headers=self._headers,
+            )
+            found = exchange.parsed(read.text)
+            data = found.get("data") if isinstance(found, dict) else None
+            state = data.get("status") if isinstance(data, dict) else None
+            if isinstance(data, dict) and state == "COMPLETED" and data.get("downloadUrl"):
+                return await self._download(str(data["downloadUrl"]))
+            if state == "FAILED":
+                reason = data.get("failureReason") if isinstance(data, dict) else None
+                raise StatementUnavailable(f"pawaPay's statement {statement_id} failed: {reason}")
+            await asyncio.sleep(wait)
+        raise StatementUnavailable(f"pawaPay's statement {statement_id} is not ready yet")
+
+    async def _download(self, url: str) -> str:
+        got = await exchange.send(self.client, "statement_file", "GET", url, headers={})
+        if got.status != 200 or got.text is None:
+            raise StatementUnavailable(f"pawaPay's statement file: HTTP {got.status}")
+        return got.text if got.text.endswith("\n") else got.text + "\n"
 
     async def predict_operator(self, phone_number: str) -> str | None:
         """pawaPay's predict-provider, as a catalogue operator code this account carries."""

@@ -248,9 +248,9 @@ class WaveConnector(exchange.NetworkConnector):
 
     # Reconciliation: the Balance & Reconciliation API.
 
-    async def transactions(self, day: date) -> AsyncIterator[str]:
+    async def statement(self, day: date) -> AsyncIterator[str]:
         """`GET /v1/transactions?date=…`, page after page (`after` = the last page's
-        `end_cursor`) until `has_next_page` is false."""
+        `end_cursor`) until `has_next_page` is false: one page a line (JSON Lines)."""
         after = None
         while True:
             query = urlencode({"date": day.isoformat()} | ({"after": after} if after else {}))
@@ -261,7 +261,7 @@ class WaveConnector(exchange.NetworkConnector):
                 raise StatementUnavailable(
                     f"Wave's transactions of {day}: HTTP {answer.status} {code}".strip()
                 )
-            yield json.dumps(page)
+            yield json.dumps(page) + "\n"
             info = page.get("page_info") or {}
             if not info.get("has_next_page"):
                 return

@@ -8,7 +8,8 @@ document the values of `Type` on the pages we could read: it is matched by the w
 documented categories (deposits, payouts, remittances, refunds, fees, top ups, withdrawals),
 anything else is `other`; the amount's sign follows the kind, since the documentation does
 not say how a debit is written. A statement lists the wallet's movements: each line is a
-movement that happened (`succeeded`). It gives no fee per line: pawaPay's fees are their own
+movement that happened (`succeeded`). Fetched, it is one file per wallet, one after the
+other: a header row again starts the next. It gives no fee per line: pawaPay's fees are their own
 category, so their own lines.
 """
 
@@ -54,6 +55,8 @@ def read(text: TextIO) -> Reading:
 
 def _lines(rows: csv.DictReader[str]) -> Iterator[Line]:
     for number, row in enumerate(rows, start=2):
+        if row["Transaction ID"] == "Transaction ID":
+            continue  # the next wallet's statement, fetched after this one
         currency = (row["Currency"] or "").strip().upper()
         kind = kind_of(row["Type"] or "")
         amount = minor_units(row["Amount"], currency, number)
