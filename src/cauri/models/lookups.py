@@ -18,13 +18,24 @@ from cauri.kit.pagination import Page, paginate
 from cauri.models.checkout import CheckoutSession, PaymentLink
 from cauri.models.events import Event
 from cauri.models.payments import Payment
+from cauri.models.payout_batches import PayoutBatch
 from cauri.models.payouts import Payout
 from cauri.models.plans import InstallmentPlan
 from cauri.models.refunds import Refund
 
-Named = TypeVar("Named", Payment, Payout, InstallmentPlan, CheckoutSession, PaymentLink)
+Named = TypeVar(
+    "Named", Payment, Payout, PayoutBatch, InstallmentPlan, CheckoutSession, PaymentLink
+)
 Owned = TypeVar(
-    "Owned", Payment, Payout, InstallmentPlan, CheckoutSession, PaymentLink, Refund, Event
+    "Owned",
+    Payment,
+    Payout,
+    PayoutBatch,
+    InstallmentPlan,
+    CheckoutSession,
+    PaymentLink,
+    Refund,
+    Event,
 )
 Row = TypeVar("Row")
 
