@@ -226,13 +226,15 @@ async def test_pending_payouts_complete_the_batch_when_the_last_one_ends(
 
 
 async def test_the_list_is_an_envelope_without_items(
-    client: httpx.AsyncClient, runtime: Runtime, worker: Worker
+    client: httpx.AsyncClient, runtime: Runtime, worker: Worker, clock: ManualClock
 ) -> None:
     merchant = await make_merchant(runtime)
     await top_up(runtime, merchant.id, 10_000)
     await send(client, merchant.headers(), [item(0)], external_id="a")
+    clock.advance(1)
     await send(client, merchant.headers(), [item(1, phone_number=STAYS_PENDING)], external_id="b")
     await worker.drain()
+    clock.advance(1)
     await send(client, merchant.headers(), [{"amount": 10}], external_id="c")  # all refused
     listed = await client.get(BATCHES, headers=merchant.headers())
     assert listed.status_code == 200

@@ -20,13 +20,14 @@ final transition (`payout_ended`, wired into the payouts domain), never by a tim
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import and_, func, select, update
+from sqlalchemy import Text, and_, bindparam, cast, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -34,6 +35,7 @@ from cauri.events import service as events
 from cauri.kit.errors import CauriError, InvalidRequest, MerchantInactive
 from cauri.kit.ids import prefixed
 from cauri.kit.pagination import Page
+from cauri.kit.prepared import Prepared
 from cauri.kit.validation_messages import validation_error
 from cauri.merchants.caller import Caller
 from cauri.models import Merchant, Payout, PayoutBatch, PayoutBatchItem, lookups
@@ -115,7 +117,7 @@ def _item_rows(reference: str, items: Sequence[Any]) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class _Next:
-    """The next item to make, locked, and the merchant's status now."""
+    """The next item to make, and the merchant's status now."""
 
     position: int
     request: dict[str, Any]
@@ -209,7 +211,14 @@ class PayoutBatchService:
     async def process(self, session: AsyncSession, runtime: Runtime, reference: str) -> None:
         """The job: makes each item not made yet, in order, each committed on its own, then
         completes the batch if every item is final. Run again (a crash, a lost lease), it
-        goes on where the last commit left it."""
+        goes on where the last commit left it; two runs at once (a lease lost while the
+        first still runs) may both reach an item, and its `external_id` makes it one payout.
+
+        Its reads and writes of the items are prepared statements past the session
+        (cauri.kit.prepared), each on its own when no transaction has begun: a test payout
+        its simulator pays at once is then one statement of its own (as through the API),
+        and the balance's row is locked for that statement only, not across the item's
+        record; a payout recorded in a transaction has its item recorded in it."""
         batch = await session.get(PayoutBatch, reference)
         if batch is None or batch.status == COMPLETED:
             return
@@ -226,25 +235,13 @@ class PayoutBatchService:
     async def _next(
         self, session: AsyncSession, caller: Caller, reference: str, after: int
     ) -> _Next | None:
-        """The first item after `after` not made yet, locked (SKIP LOCKED: a second run of
-        the job at once, were it to happen, takes the next one instead of making it twice);
-        with the merchant's status now (a live account suspended mid-batch pays no more)."""
-        statement = (
-            select(_ITEMS.position, _ITEMS.request, Merchant.status)
-            .join(Merchant, Merchant.id == caller.merchant_id)
-            .where(
-                _ITEMS.batch_reference == reference,
-                _ITEMS.position > after,
-                _ITEMS.payout_reference.is_(None),
-                _ITEMS.error.is_(None),
-                _ITEMS.request.is_not(None),
-            )
-            .order_by(_ITEMS.position)
-            .limit(1)
-            .with_for_update(of=_ITEMS, skip_locked=True)
+        """The first item after `after` not made yet, with the merchant's status now (a
+        live account suspended mid-batch pays no more)."""
+        row = await _NEXT.fetchrow(
+            session,
+            {"reference": reference, "after": after, "merchant_id": caller.merchant_id},
         )
-        row = (await session.execute(statement)).first()
-        return None if row is None else _Next(row[0], row[1], row[2])
+        return None if row is None else _Next(row[0], json.loads(row[1]), row[2])
 
     async def _make(
         self, session: AsyncSession, runtime: Runtime, caller: Caller, reference: str, item: _Next
@@ -282,17 +279,9 @@ class PayoutBatchService:
         payout: str | None = None,
         error: dict[str, Any] | None = None,
     ) -> None:
-        await session.execute(
-            update(PayoutBatchItem)
-            .where(
-                _ITEMS.batch_reference == reference,
-                _ITEMS.position == position,
-                _ITEMS.payout_reference.is_(None),
-                _ITEMS.error.is_(None),
-            )
-            .values(payout_reference=payout, error=error)
-            .execution_options(synchronize_session=False)
-        )
+        """What became of the item, unless a run at once recorded it first."""
+        values = {"reference": reference, "position": position, "payout": payout, "error": error}
+        await _RECORD.fetch(session, values)
 
     async def complete_if_final(
         self, session: AsyncSession, runtime: Runtime, reference: str
@@ -336,6 +325,30 @@ class PayoutBatchService:
 
 
 _STATES = ("queued", "refused", "pending", "succeeded", "failed")
+
+_NEXT = Prepared(
+    select(_ITEMS.position, cast(_ITEMS.request, Text), Merchant.status)
+    .join(Merchant, Merchant.id == bindparam("merchant_id"))
+    .where(
+        _ITEMS.batch_reference == bindparam("reference"),
+        _ITEMS.position > bindparam("after"),
+        _ITEMS.payout_reference.is_(None),
+        _ITEMS.error.is_(None),
+        _ITEMS.request.is_not(None),
+    )
+    .order_by(_ITEMS.position)
+    .limit(1)
+)
+_RECORD = Prepared(
+    update(PayoutBatchItem)
+    .where(
+        _ITEMS.batch_reference == bindparam("reference"),
+        _ITEMS.position == bindparam("position"),
+        _ITEMS.payout_reference.is_(None),
+        _ITEMS.error.is_(None),
+    )
+    .values(payout_reference=bindparam("payout"), error=bindparam("error"))
+)
 
 
 payout_batches = PayoutBatchService()
