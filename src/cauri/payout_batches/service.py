@@ -141,10 +141,7 @@ class PayoutBatchService:
             "created_at": now,
             "updated_at": now,
         }
-        statement = lookups.unless_replayed(
-            insert(PayoutBatch).values(row), PayoutBatch.__table__
-        ).returning(PayoutBatch)
-        batch = (await session.scalars(statement)).one_or_none()
+        batch = await lookups.inserted_unless_replayed(session, PayoutBatch, row)
         if batch is None:  # a replay: a concurrent one waited on the unique index
             return await self.get(session, caller, body.external_id), False
         items = _item_rows(batch.reference, body.items)

@@ -194,7 +194,7 @@ def _row(
     amount: int,
     fee: int,
     now: datetime,
-    batch: str | None,
+    batch: str | None = None,
 ) -> dict[str, Any]:
     """The new payout's row, by column: what both paths write (`create`, `_paid_at_once`)."""
     return {
@@ -284,10 +284,7 @@ class PayoutService:
     async def _record(self, session: AsyncSession, row: dict[str, Any]) -> Payout | None:
         """Inserts the payout `row` describes, pending; None when its `external_id` is
         taken (a concurrent replay waits on the unique index, then finds the first one)."""
-        statement = lookups.unless_replayed(
-            insert(Payout).values(rows.attributes(Payout, row)), Payout.__table__
-        )
-        return (await session.scalars(statement.returning(Payout))).one_or_none()
+        return await lookups.inserted_unless_replayed(session, Payout, rows.attributes(Payout, row))
 
     async def _paid_at_once(
         self, session: AsyncSession, runtime: Runtime, caller: Caller, row: dict[str, Any]
