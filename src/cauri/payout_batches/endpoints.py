@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.http import RuntimeDep, SessionDep, UnitOfWorkRoute, created_or_replayed, ok
 from cauri.kit.openapi import ListEnvelope, answers
 from cauri.kit.pagination import listing
-from cauri.merchants.auth import CallerDep, PayoutCallerDep
+from cauri.merchants.auth import CallerDep
 from cauri.merchants.listing import ListRequestDep
 from cauri.models import PayoutBatch
 from cauri.payout_batches.schemas import PayoutBatchCreate, PayoutBatchObject, batch_object
@@ -30,7 +30,7 @@ async def _shown(session: AsyncSession, batch: PayoutBatch) -> dict[str, Any]:
 
 @router.post(PATH, status_code=201, responses=answers(PayoutBatchObject, status=201, replayed=True))
 async def create_payout_batch(
-    body: PayoutBatchCreate, caller: PayoutCallerDep, session: SessionDep, runtime: RuntimeDep
+    body: PayoutBatchCreate, caller: CallerDep, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
     """Up to 1,000 payouts in one call (201, `processing`): each item is the body of
     `POST /payouts` with its own `external_id`, validated on its own; a refused item has
