@@ -32,6 +32,8 @@ from cauri.openapi import document as openapi_document
 from cauri.openapi import page as openapi_page
 from cauri.payments.endpoints import router as payments_router
 from cauri.payments.endpoints import test_helpers as payment_test_helpers
+from cauri.payout_batches import endpoints as batch_endpoints
+from cauri.payout_batches import schemas as batch_schemas
 from cauri.payouts.endpoints import router as payouts_router
 from cauri.payouts.endpoints import test_helpers as payout_test_helpers
 from cauri.plans.endpoints import router as plans_router
@@ -83,7 +85,10 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
     openapi_document.install(app)
     # Outermost last. The body limit runs after the rate limit (a flood of large bodies is
     # still counted) and before routing, parsing and authentication.
-    app.add_middleware(BodyLimitMiddleware)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        larger={("POST", API_PREFIX + batch_endpoints.PATH): batch_schemas.MAX_BODY_BYTES},
+    )
     app.add_middleware(RateLimitMiddleware, settings=runtime.settings)
     # Request id, nosniff, crash answer, access line and metrics: outside the rate limit
     # (sees its refusals).
@@ -107,6 +112,7 @@ def _routes() -> list[BaseRoute]:
         plans_router,
         plan_test_helpers,
         payouts_router,
+        batch_endpoints.router,
         payout_test_helpers,
         refunds_router,
         checkout_router,

@@ -10,6 +10,7 @@ from cauri import wiring
 from cauri.calls.tasks import JOBS as CALL_JOBS
 from cauri.checkout.tasks import JOBS as CHECKOUT_JOBS
 from cauri.payments.tasks import JOBS as PAYMENT_JOBS
+from cauri.payout_batches.tasks import JOBS as PAYOUT_BATCH_JOBS
 from cauri.payouts.tasks import JOBS as PAYOUT_JOBS
 from cauri.plans.tasks import JOBS as PLAN_JOBS
 from cauri.reconciliation import tasks as reconciliation
@@ -23,6 +24,7 @@ ALL: tuple[Job[Any], ...] = (
     *CHECKOUT_JOBS,
     *PAYMENT_JOBS,
     *PAYOUT_JOBS,
+    *PAYOUT_BATCH_JOBS,
     *PLAN_JOBS,
     *reconciliation.JOBS,
     *REFUND_JOBS,

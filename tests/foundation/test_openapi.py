@@ -174,7 +174,8 @@ async def test_route_specific_refusals_are_documented(document: dict[str, Any]) 
     assert codes("post", "/installment-plans/{reference}/cancel", "409") == {"conflict"}
     assert codes("get", "/payments/{reference}", "401") == {"unauthorized", "key_expired"}
     assert codes("post", "/checkout-sessions/{reference}/expire", "409") == {"conflict"}
-    creations = ("/payments", "/payouts", "/installment-plans", "/checkout-sessions")
+    creations = ("/payments", "/payouts", "/payout-batches", "/installment-plans")
+    creations += ("/checkout-sessions",)
     for creation in (*creations, "/payment-links"):
         assert {"200", "201"} <= set(document["paths"][f"{API}{creation}"]["post"]["responses"])
 
@@ -196,7 +197,7 @@ async def test_request_schemas_carry_the_real_constraints(document: dict[str, An
     assert (plan["minimum"], plan["maximum"]) == (1, 99_999_999)
     assert schemas["PlanCreate"]["properties"]["currency"]["$ref"].endswith("/Currency")
     names = ("PaymentCreate", "PaymentFields", "PayoutCreate", "PlanCreate", "RefundCreate")
-    for name in (*names, "CheckoutSessionCreate", "PaymentLinkCreate"):
+    for name in (*names, "CheckoutSessionCreate", "PaymentLinkCreate", "PayoutBatchCreate"):
         assert schemas[name]["examples"], name
         jsonschema.validate(
             schemas[name]["examples"][0], schemas[name] | {"components": document["components"]}
@@ -231,6 +232,12 @@ async def _world(client: httpx.AsyncClient, merchant: MerchantKeys) -> dict[str,
     refund = await _post(
         client, merchant, f"/payments/{settled['reference']}/refund", {"amount": 10}
     )
+    batch = await _post(
+        client,
+        merchant,
+        "/payout-batches",
+        {"external_id": "world", "items": [{"amount": 10, "operator": "mtn", "external_id": "w"}]},
+    )
     await _post(client, merchant, "/webhooks/test", {})
     checkout = await _post(
         client, merchant, "/checkout-sessions", {"amount": 100, "return_url": "https://b.example"}
@@ -253,6 +260,7 @@ async def _world(client: httpx.AsyncClient, merchant: MerchantKeys) -> dict[str,
         },
         "/payments/{reference}/refund": {"reference": settled["reference"]},
         "/refunds/{reference}": {"reference": refund["reference"]},
+        "/payout-batches/{reference}": {"reference": batch["reference"]},
         "/checkout-sessions/{reference}": {"reference": checkout["reference"]},
         "/checkout-sessions/{reference}/expire": {"reference": checkout["reference"]},
         "/payment-links/{reference}": {"reference": link["reference"]},

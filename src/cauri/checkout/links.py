@@ -12,7 +12,6 @@ import uuid
 from collections.abc import Sequence
 
 from sqlalchemy import select
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.checkout.schemas import LinkFilters, PaymentLinkCreate
@@ -107,10 +106,7 @@ class PaymentLinkService:
             "created_at": now,
             "updated_at": now,
         }
-        statement = lookups.unless_replayed(
-            insert(PaymentLink).values(values), PaymentLink.__table__
-        ).returning(PaymentLink)
-        created = (await session.scalars(statement)).one_or_none()
+        created = await lookups.inserted_unless_replayed(session, PaymentLink, values)
         if created is None:
             return await self.get(session, caller, body.external_id or ""), False
         return created, True

@@ -27,7 +27,6 @@ from typing import Any
 import structlog
 from pydantic import ValidationError
 from sqlalchemy import func, select
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.calls import availability
@@ -262,10 +261,7 @@ class CheckoutService:
             "created_at": now,
             "updated_at": now,
         }
-        statement = lookups.unless_replayed(
-            insert(CheckoutSession).values(row), CheckoutSession.__table__
-        ).returning(CheckoutSession)
-        created = (await session.scalars(statement)).one_or_none()
+        created = await lookups.inserted_unless_replayed(session, CheckoutSession, row)
         if created is not None:
             await jobs.EXPIRE.enqueue(
                 session,

@@ -97,7 +97,11 @@ _COMMANDS = (
     ("secrets", Entry("cauri.cli.secrets", "secrets_cli", "Secrets at rest (CAURI_SECRET_KEY).")),
     (
         "payouts",
-        Entry("cauri.cli.payouts", "payouts_cli", "Third-party payouts held for approval."),
+        Entry(
+            "cauri.cli.payouts",
+            "payouts_cli",
+            "Payouts: those held for approval, and batches of payouts.",
+        ),
     ),
 )
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cauri.audit.actor import Actor
+from cauri.cli import payout_batches
 from cauri.cli.acting import AsOption, TotpOption, acting
 from cauri.cli.common import in_transaction, livemode_of
 from cauri.cli.output import JsonFlag, echo_json, echo_record, echo_table
@@ -108,8 +109,12 @@ def payouts_list(
         )
 
 
-payouts_cli = typer.Typer(no_args_is_help=True, help="Third-party payouts held for approval.")
+payouts_cli = typer.Typer(
+    no_args_is_help=True, help="Payouts: those held for approval, and batches of payouts."
+)
 payouts_cli.command("list")(payouts_list)
+payouts_cli.command("batch")(payout_batches.payouts_batch)
+payouts_cli.command("batch-show")(payout_batches.payouts_batch_show)
 
 
 _DECISION_REASON = Annotated[str | None, typer.Option(help="Why; kept in the audit log.")]

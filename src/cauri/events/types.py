@@ -18,6 +18,9 @@ EVENT_TYPES: tuple[str, ...] = (
     # A payout reached its final state; `data`: the payout.
     "payout.succeeded",
     "payout.failed",
+    # Every item of a payout batch is refused or has a final payout; `data`: the batch,
+    # without its items.
+    "payout_batch.completed",
     # A checkout session completed (a payment succeeded) or expired; `data`: the session.
     "checkout_session.completed",
     "checkout_session.expired",

@@ -4,12 +4,12 @@ change."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy import ColumnElement, FromClause, or_, select
-from sqlalchemy.dialects.postgresql import Insert
+from sqlalchemy.dialects.postgresql import Insert, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -18,13 +18,24 @@ from cauri.kit.pagination import Page, paginate
 from cauri.models.checkout import CheckoutSession, PaymentLink
 from cauri.models.events import Event
 from cauri.models.payments import Payment
+from cauri.models.payout_batches import PayoutBatch
 from cauri.models.payouts import Payout
 from cauri.models.plans import InstallmentPlan
 from cauri.models.refunds import Refund
 
-Named = TypeVar("Named", Payment, Payout, InstallmentPlan, CheckoutSession, PaymentLink)
+Named = TypeVar(
+    "Named", Payment, Payout, PayoutBatch, InstallmentPlan, CheckoutSession, PaymentLink
+)
 Owned = TypeVar(
-    "Owned", Payment, Payout, InstallmentPlan, CheckoutSession, PaymentLink, Refund, Event
+    "Owned",
+    Payment,
+    Payout,
+    PayoutBatch,
+    InstallmentPlan,
+    CheckoutSession,
+    PaymentLink,
+    Refund,
+    Event,
 )
 Row = TypeVar("Row")
 
@@ -131,3 +142,13 @@ def unless_replayed(statement: Insert, table: FromClause) -> Insert:
         index_elements=[table.c.merchant_id, table.c.livemode, table.c.external_id],
         index_where=table.c.external_id.is_not(None),
     )
+
+
+async def inserted_unless_replayed(
+    session: AsyncSession, model: type[Named], values: Mapping[str, Any]
+) -> Named | None:
+    """The new row `values` describe, or None when its `external_id` is taken in the
+    merchant's environment (`unless_replayed`): the caller answers with the first one."""
+    table: Any = model.__table__  # a mapped class: its table
+    statement = unless_replayed(insert(model).values(values), table).returning(model)
+    return (await session.scalars(statement)).one_or_none()

@@ -64,6 +64,8 @@ class Payout(Base):
     debited: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     operator_reference: Mapped[str | None]
     failure_reason: Mapped[str | None]
+    # The batch it was made for (POST /payout-batches): its end may complete that batch.
+    batch_reference: Mapped[str | None] = mapped_column(ForeignKey("payout_batches.reference"))
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
     completed_at: Mapped[datetime | None]

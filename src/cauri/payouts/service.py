@@ -14,7 +14,7 @@ currency) is paid on the approvals of two different people; nobody approves twic
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache, partial
@@ -194,6 +194,7 @@ def _row(
     amount: int,
     fee: int,
     now: datetime,
+    batch: str | None = None,
 ) -> dict[str, Any]:
     """The new payout's row, by column: what both paths write (`create`, `_paid_at_once`)."""
     return {
@@ -211,6 +212,7 @@ def _row(
         "beneficiary_name": body.beneficiary_name,
         "reason": body.reason,
         "metadata": body.metadata,
+        "batch_reference": batch,
         "created_at": now,
         "updated_at": now,
     }
@@ -219,15 +221,30 @@ def _row(
 _BY_REFERENCE = lookups.ByReference(Payout, Payout.reference, "Transfert introuvable.")
 
 
+# What becomes of a batched payout's end (cauri.payout_batches, wired by cauri.wiring): the
+# payouts domain imports no batch.
+Ended = Callable[[AsyncSession, Runtime, Payout], Awaitable[None]]
+
+
 class PayoutService:
+    batched_payout_ended: Ended | None = None
+
     async def create(
-        self, session: AsyncSession, runtime: Runtime, caller: Caller, body: PayoutCreate
+        self,
+        session: AsyncSession,
+        runtime: Runtime,
+        caller: Caller,
+        body: PayoutCreate,
+        *,
+        batch: str | None = None,
     ) -> tuple[Payout, bool]:
-        """Returns the payout and whether it was created (False: an idempotent replay)."""
+        """Returns the payout and whether it was created (False: an idempotent replay).
+        `batch`: the reference of the payout batch it is made for, whose completion its end
+        may bring."""
         quote = await self.quote(session, caller, body)
         beneficiary, merchant = quote.beneficiary, quote.merchant
         amount = quote.amount
-        row = _row(caller, body, beneficiary, amount, quote.fee, runtime.clock.now())
+        row = _row(caller, body, beneficiary, amount, quote.fee, runtime.clock.now(), batch)
         if merchant is None:  # no cap and no approval applies
             paid = await self._paid_at_once(session, runtime, caller, row)
             if paid is not None:
@@ -267,10 +284,7 @@ class PayoutService:
     async def _record(self, session: AsyncSession, row: dict[str, Any]) -> Payout | None:
         """Inserts the payout `row` describes, pending; None when its `external_id` is
         taken (a concurrent replay waits on the unique index, then finds the first one)."""
-        statement = lookups.unless_replayed(
-            insert(Payout).values(rows.attributes(Payout, row)), Payout.__table__
-        )
-        return (await session.scalars(statement.returning(Payout))).one_or_none()
+        return await lookups.inserted_unless_replayed(session, Payout, rows.attributes(Payout, row))
 
     async def _paid_at_once(
         self, session: AsyncSession, runtime: Runtime, caller: Caller, row: dict[str, Any]
@@ -392,8 +406,12 @@ class PayoutService:
         reason: str | None,
     ) -> None:
         """A failure re-credits what was debited, if it was (held and refused payouts
-        never were)."""
+        never were). A batched payout's end may complete its batch."""
         await _FLOW.finish(session, runtime, payout, outcome, reason)
+        if payout.batch_reference is not None:
+            if self.batched_payout_ended is None:
+                raise RuntimeError("no payout batches wired: cauri.wiring.wire() first")
+            await self.batched_payout_ended(session, runtime, payout)
 
     async def get(self, session: AsyncSession, caller: Caller, reference: str) -> Payout:
         """By reference or by the merchant's external_id, within the caller's environment."""

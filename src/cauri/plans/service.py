@@ -12,7 +12,6 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit.errors import Conflict, InvalidRequest, PlanExpired
@@ -108,10 +107,7 @@ class PlanService:
             "created_at": now,
             "updated_at": now,
         }
-        statement = lookups.unless_replayed(
-            insert(InstallmentPlan).values(values), InstallmentPlan.__table__
-        )
-        created = (await session.scalars(statement.returning(InstallmentPlan))).one_or_none()
+        created = await lookups.inserted_unless_replayed(session, InstallmentPlan, values)
         if created is None:
             return await self.get(session, caller, body.external_id or ""), False
         # The expiry is one job due at expires_at: no periodic scan of every plan.

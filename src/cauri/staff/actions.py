@@ -27,7 +27,7 @@ from cauri.calls import service as calls
 from cauri.connectors.secrets import sealing_keyring
 from cauri.connectors.service import AccountDefinition, RouteRow, connectors
 from cauri.kit.db import unit_of_work
-from cauri.kit.errors import Conflict, InvalidRequest, NotFound
+from cauri.kit.errors import Conflict, InvalidRequest, MerchantInactive, NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.kit.money import to_minor
 from cauri.ledger import holdings
@@ -44,6 +44,7 @@ from cauri.models import (
     OperatorOperation,
     OperatorRoute,
     Payout,
+    PayoutBatch,
     PlanRefund,
     PlatformSettings,
     Reconciliation,
@@ -53,6 +54,8 @@ from cauri.models import (
 )
 from cauri.operators import catalogue
 from cauri.operators.protocol import CheckReport, Outcome
+from cauri.payout_batches.schemas import PayoutBatchCreate
+from cauri.payout_batches.service import payout_batches
 from cauri.payouts.service import payouts
 from cauri.people import accounts
 from cauri.people.accounts import IssuedLink
@@ -88,6 +91,8 @@ REVOKE_KEY = StaffAction("key.revoke", "keys.manage", "api_key")
 SET_SETTINGS = StaffAction("settings.set", "fees.manage", "platform_settings")
 APPROVE_PAYOUT = StaffAction("payout.approve", "payouts.approve", "payout")
 REJECT_PAYOUT = StaffAction("payout.reject", "payouts.approve", "payout")
+# Payouts from a merchant's balance on the staff's word (`cauri payouts batch`): finance's.
+CREATE_PAYOUT_BATCH = StaffAction("payout_batch.create", "payouts.approve", "payout_batch")
 # Both move a failed plan's escrow, or an operation's money, on a person's word: a credit.
 REFUND_PLAN = StaffAction("plan.refund_to", "balances.credit", "plan")
 RELEASE_PLAN = StaffAction("plan.release_to_merchant", "balances.credit", "plan")
@@ -133,6 +138,7 @@ ACTIONS = (
     SET_SETTINGS,
     APPROVE_PAYOUT,
     REJECT_PAYOUT,
+    CREATE_PAYOUT_BATCH,
     REFUND_PLAN,
     RELEASE_PLAN,
     SETTLE_OPERATION,
@@ -627,6 +633,43 @@ async def reject_payout(
         lambda: payouts.reject(session, runtime, reference),
         reason,
     )
+
+
+async def create_payout_batch(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    merchant_id: str,
+    *,
+    livemode: bool,
+    body: PayoutBatchCreate,
+) -> tuple[PayoutBatch, bool]:
+    """payouts.approve: the merchant's payouts, as its key would ask them
+    (`POST /payout-batches`: a live account that is not active is refused), audited when
+    made (a replay of its external_id is the batch made then, audited then)."""
+    merchant = await merchant_service.get(session, merchant_id)
+    if livemode and merchant.status != "active":
+        raise MerchantInactive()
+    caller = Caller(merchant_id, livemode)
+    batch, created = await payout_batches.create(session, runtime, caller, body)
+    if created:
+        after = {
+            "merchant_id": merchant_id,
+            "livemode": livemode,
+            "external_id": batch.external_id,
+            "items": batch.item_count,
+        }
+        await record(
+            session,
+            actor,
+            CREATE_PAYOUT_BATCH.name,
+            CREATE_PAYOUT_BATCH.resource_type,
+            batch.reference,
+            None,
+            after,
+            at=runtime.clock.now(),
+        )
+    return batch, created
 
 
 # --- plans and operator operations ----------------------------------------------------

@@ -4,7 +4,7 @@ operations by the operator's own id, by connector and time, and by the payment a
 refunds, built without blocking writes: what a day's matching reads them by.
 
 Revision ID: 0038_operator_statements
-Revises: 0036_event_feed
+Revises: 0037_payout_batches
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0038_operator_statements"
-down_revision: str | None = "0036_event_feed"
+down_revision: str | None = "0037_payout_batches"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,158 @@
+"""`cauri payouts batch FILE` and `cauri payouts batch-show REFERENCE`: a merchant's payout
+batch on the staff's word (what `POST /payout-batches` does with the merchant's key), from a
+CSV file (a header row of `POST /payouts` field names, one payout a row) or a JSON file (the
+items, or the request's whole body), and the batch read back with its items."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from cauri.audit.actor import Actor
+from cauri.cli.common import in_transaction, livemode_of
+from cauri.cli.output import JsonFlag, echo_json, echo_record, echo_table
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from cauri.models import PayoutBatch
+    from cauri.runtime import Runtime
+
+
+def _cell(name: str, value: str) -> Any:
+    """A CSV cell as the JSON body would carry it: the amount a number and the metadata an
+    object when they read as such; anything else as written, for the item's validation to
+    refuse with its message."""
+    from cauri.kit import strict_json
+    from cauri.kit.errors import CauriError
+
+    if name == "amount":
+        try:
+            return Decimal(value)
+        except InvalidOperation:
+            return value
+    if name == "metadata":
+        try:
+            return strict_json.loads(value.encode())
+        except CauriError:
+            return value
+    return value
+
+
+def _csv_items(text: str) -> list[Any]:
+    rows = csv.DictReader(io.StringIO(text))
+    items = []
+    for line, row in enumerate(rows, start=2):
+        if None in row:
+            raise typer.BadParameter(
+                f"line {line} has more cells than the header", param_hint="FILE"
+            )
+        items.append({name: _cell(name, value) for name, value in row.items() if value})
+    return items
+
+
+def read_batch(path: Path) -> tuple[str | None, list[Any]]:
+    """The file's external_id (a JSON body may name one) and its items."""
+    from cauri.kit import strict_json
+    from cauri.kit.errors import CauriError
+
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise typer.BadParameter(str(error), param_hint="FILE") from None
+    if path.suffix.lower() != ".json":
+        return None, _csv_items(raw.decode("utf-8-sig"))
+    try:
+        sent = strict_json.loads(raw)
+    except CauriError as error:
+        raise typer.BadParameter(error.message, param_hint="FILE") from None
+    if isinstance(sent, list):
+        return None, sent
+    if isinstance(sent, dict) and isinstance(sent.get("items"), list):
+        external_id = sent.get("external_id")
+        return external_id if isinstance(external_id, str) else None, sent["items"]
+    raise typer.BadParameter("a JSON array of items, or {external_id, items}", param_hint="FILE")
+
+
+def _shown(batch: PayoutBatch, body: dict[str, Any]) -> dict[str, Any]:
+    return {"merchant_id": batch.merchant_id, **body}
+
+
+async def _batch_row(session: AsyncSession, batch: PayoutBatch) -> dict[str, Any]:
+    from cauri.payout_batches.schemas import batch_object
+    from cauri.payout_batches.service import payout_batches
+
+    items, counts = await payout_batches.items(session, batch.reference)
+    return _shown(batch, batch_object(batch, counts, items))
+
+
+def _echo_batch(row: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        echo_json(row)
+        return
+    items = row["items"]
+    echo_record({key: value for key, value in row.items() if key != "items"}, as_json=False)
+    refused = [
+        {"position": position, **item, "code": item["error"]["code"]}
+        for position, item in enumerate(items)
+        if item["error"] is not None
+    ]
+    if refused:
+        typer.echo("refused items:")
+        echo_table(refused, ("position", "external_id", "code"), indent="  ")
+
+
+def payouts_batch(
+    file: Annotated[
+        Path, typer.Argument(help="A .csv (header: POST /payouts fields) or .json file.")
+    ],
+    merchant: Annotated[str, typer.Option(help="The merchant whose balance pays (its id).")],
+    mode: Annotated[str, typer.Option(help="test or live.")] = "test",
+    external_id: Annotated[
+        str | None,
+        typer.Option(
+            help="The batch's; default: the JSON body's, else one derived from the file's "
+            "bytes, so that the same file sent twice is one batch."
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Up to 1,000 payouts from a merchant's balance, as `POST /payout-batches` makes them:
+    each item its own payout with every rule of the API (caps, approval, balance), made in
+    order by the worker; a refused item is reported with its error. Audited."""
+    livemode = livemode_of(mode)
+    named, items = read_batch(file)
+    chosen = external_id or named or "file-" + hashlib.sha256(file.read_bytes()).hexdigest()[:32]
+
+    async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        from cauri.payout_batches.schemas import PayoutBatchCreate
+        from cauri.staff import actions
+
+        body = PayoutBatchCreate.of({"external_id": chosen, "items": items})
+        batch, created = await actions.create_payout_batch(
+            session, runtime, Actor.cli(), merchant, livemode=livemode, body=body
+        )
+        return await _batch_row(session, batch) | {"replayed": not created}
+
+    _echo_batch(in_transaction(work), as_json)
+
+
+def payouts_batch_show(reference: str, as_json: JsonFlag = False) -> None:
+    """A payout batch of any merchant, with its items in order and its counts."""
+
+    async def work(session: AsyncSession, _: Runtime) -> dict[str, Any]:
+        from cauri.kit.errors import NotFound
+        from cauri.models import PayoutBatch
+
+        batch = await session.get(PayoutBatch, reference)
+        if batch is None:
+            raise NotFound(f"Lot de transferts introuvable : {reference}.")
+        return await _batch_row(session, batch)
+
+    _echo_batch(in_transaction(work), as_json)

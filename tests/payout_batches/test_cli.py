@@ -1,0 +1,119 @@
+"""`cauri payouts batch FILE` and `cauri payouts batch-show REFERENCE`: a batch on the staff's
+word from a CSV or JSON file, made by the worker as the API's, audited; read back with its
+items (issue 28)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from cauri.kit.clock import ManualClock
+from cauri.runtime import Runtime
+from cauri.worker.runner import Worker
+from tests.foundation.builders import run_cli
+from tests.payments.builders import merchant_available
+from tests.payout_batches.builders import read
+from tests.payouts.builders import top_up
+from tests.support import make_merchant, scalar
+
+
+async def _json(database_url: str, *args: str) -> dict[str, Any]:
+    result = await run_cli(database_url, *args, "--json")
+    assert result.exit_code == 0, result.stderr
+    shown: dict[str, Any] = json.loads(result.stdout)
+    return shown
+
+
+CSV = (
+    "external_id,amount,operator,phone_number,beneficiary_name,metadata\n"
+    'p-1,1000,mtn,22997000000,Koffi,"{""lot"": 1}"\n'
+    "p-2,deux mille,mtn,22997000000,,\n"
+    "p-3,1500,mtn,22997000000,Awa,\n"
+)
+
+
+async def test_a_csv_file_is_a_batch_made_by_the_worker_and_audited(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    clock: ManualClock,
+    database_url: str,
+    tmp_path: Path,
+) -> None:
+    merchant = await make_merchant(runtime)
+    await top_up(runtime, merchant.id, 10_000)
+    file = tmp_path / "salaires.csv"
+    file.write_text(CSV, encoding="utf-8")
+    shown = await _json(database_url, "payouts", "batch", str(file), "--merchant", merchant.id)
+    assert shown["merchant_id"] == merchant.id
+    assert shown["status"] == "processing"
+    assert shown["replayed"] is False
+    assert shown["external_id"].startswith("file-")
+    assert [item["external_id"] for item in shown["items"]] == ["p-1", "p-2", "p-3"]
+    assert shown["items"][1]["error"]["code"] == "invalid_request"
+    assert "amount" in shown["items"][1]["error"]["details"]
+    # The same file again: the same batch, nothing more.
+    again = await _json(database_url, "payouts", "batch", str(file), "--merchant", merchant.id)
+    assert (again["reference"], again["replayed"]) == (shown["reference"], True)
+    # The command's job is due at its own (real) time: the test's clock catches up.
+    clock.advance((datetime.now(UTC) - clock.now()).total_seconds() + 1)
+    await worker.drain()
+    done = await read(client, merchant.headers(), shown["reference"])
+    assert done["status"] == "completed"
+    assert done["counts"]["succeeded"] == 2
+    payout = await client.get(
+        f"/api/v1/payouts/{done['items'][0]['payout']}", headers=merchant.headers()
+    )
+    assert payout.json()["data"]["metadata"] == {"lot": 1}
+    assert payout.json()["data"]["beneficiary_name"] == "Koffi"
+    assert await merchant_available(runtime, merchant.id) == 7500
+    audited = await scalar(
+        runtime,
+        "SELECT count(*) FROM audit_log WHERE action = 'payout_batch.create' "
+        "AND resource_id = :reference",
+        reference=shown["reference"],
+    )
+    assert audited == 1
+    read_back = await _json(database_url, "payouts", "batch-show", shown["reference"])
+    assert read_back == {"merchant_id": merchant.id, **done}
+    text = await run_cli(database_url, "payouts", "batch-show", shown["reference"])
+    assert text.exit_code == 0
+    assert "refused items:" in text.stdout
+    assert "p-2" in text.stdout
+
+
+async def test_a_json_file_in_live_and_the_refusals(
+    client: httpx.AsyncClient, runtime: Runtime, database_url: str, tmp_path: Path
+) -> None:
+    merchant = await make_merchant(runtime)
+    file = tmp_path / "lot.json"
+    body = {
+        "external_id": "lot-7",
+        "items": [{"amount": 1000, "operator": "mtn", "phone_number": "22997000000"}],
+    }
+    file.write_text(json.dumps(body), encoding="utf-8")
+    shown = await _json(
+        database_url, "payouts", "batch", str(file), "--merchant", merchant.id, "--mode", "live"
+    )
+    assert (shown["external_id"], shown["livemode"]) == ("lot-7", True)
+    # No external_id on the item: refused at once, so the batch is already complete.
+    assert shown["items"][0]["error"]["code"] == "invalid_request"
+    assert shown["status"] == "completed"
+    # A file that is not a batch, an unknown merchant, a batch refused whole.
+    file.write_text('{"nope": 1}', encoding="utf-8")
+    wrong = await run_cli(database_url, "payouts", "batch", str(file), "--merchant", merchant.id)
+    assert wrong.exit_code == 2
+    file.write_text(json.dumps(body), encoding="utf-8")
+    unknown = await run_cli(database_url, "payouts", "batch", str(file), "--merchant", "mer_x")
+    assert unknown.exit_code == 1
+    assert json.loads(unknown.stderr)["error"]["code"] == "not_found"
+    file.write_text("[]", encoding="utf-8")
+    empty = await run_cli(database_url, "payouts", "batch", str(file), "--merchant", merchant.id)
+    assert empty.exit_code == 1
+    assert json.loads(empty.stderr)["error"]["code"] == "invalid_request"
+    missing = await run_cli(database_url, "payouts", "batch-show", "pyb_nope")
+    assert json.loads(missing.stderr)["error"]["code"] == "not_found"
