@@ -226,3 +226,26 @@ async def test_the_catalogue_and_the_balance_through_the_async_client(
     modes = await async_cauri.payment_modes.list(type="card")
     assert {mode.operator for mode in modes} >= {"VISA", "MASTERCARD"}
     assert all(balance.available == 0 for balance in await async_cauri.balance.get())
+
+
+def test_a_payout_batch_is_sent_read_and_listed(cauri: Cauri) -> None:
+    cauri.payments.create(amount=20_000, operator="mtn", phone_number=PAID)
+    item = {"amount": 1000, "phone_number": PAID, "operator": "mtn"}
+    batch = cauri.payout_batches.create(
+        external_id="batch-1",
+        items=[item | {"external_id": "a"}, item | {"external_id": "b", "amount": -5}],
+    )
+    assert batch.reference.startswith("pyb_") and batch.counts.total == 2
+    assert batch.items is not None and batch.items[1].error is not None
+    assert batch.items[1].error["code"] == "invalid_request"
+    replayed = cauri.payout_batches.create(external_id="batch-1", items=[item])
+    assert replayed.reference == batch.reference
+    # Paid by the server's worker, after the answer: read until it says so.
+    deadline = time.monotonic() + 60
+    while (read := cauri.payout_batches.get(batch.reference)).status != "completed":
+        assert time.monotonic() < deadline, read
+        time.sleep(0.1)
+    assert (read.counts.succeeded, read.counts.refused) == (1, 1)
+    assert read.items is not None and read.items[0].payout is not None
+    assert cauri.payouts.get(read.items[0].payout).status == "succeeded"
+    assert [b.reference for b in cauri.payout_batches.list()] == [batch.reference]

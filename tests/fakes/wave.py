@@ -439,10 +439,11 @@ class WaveFake:
     # What tests steer: the wallet's list of transactions, wrong as a real one can be.
 
     def statement_duplicate(self, client_reference: str) -> None:
-        """The movement of this reference listed a second time."""
+        """The movement of this reference made a second time (its own transaction id)."""
         with self._lock:
             item = next(t for t in self.transactions if t["client_reference"] == client_reference)
-            self.transactions.append(dict(item))
+            again = "T_" + self._token(12, string.ascii_uppercase + "0123456789")
+            self.transactions.append(item | {"transaction_id": again})
 
     def statement_omit(self, client_reference: str) -> None:
         with self._lock:

@@ -14,10 +14,13 @@ import httpx
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
+from tests.conftest import TEST_SECRET_KEY
+from tests.console.builders import make_staff
 from tests.foundation.builders import run_cli
 from tests.payments.builders import merchant_available
 from tests.payout_batches.builders import read
 from tests.payouts.builders import top_up
+from tests.payouts.test_maker_checker import dual_above
 from tests.support import make_merchant, scalar
 
 
@@ -117,3 +120,41 @@ async def test_a_json_file_in_live_and_the_refusals(
     assert json.loads(empty.stderr)["error"]["code"] == "invalid_request"
     missing = await run_cli(database_url, "payouts", "batch-show", "pyb_nope")
     assert json.loads(missing.stderr)["error"]["code"] == "not_found"
+
+
+async def test_a_live_batch_above_the_dual_amount_waits_for_a_second_person(
+    client: httpx.AsyncClient, runtime: Runtime, database_url: str, tmp_path: Path
+) -> None:
+    """Review finding: one person moved a merchant's live money to any numbers, in any
+    amount, from the CLI. Above the platform's dual-approval amount in all, a batch is asked
+    by one staff account and made on a second one's approval."""
+    merchant = await make_merchant(runtime)
+    await dual_above(runtime, 10_000)
+    file = tmp_path / "lot.json"
+    item = {"amount": 6000, "operator": "mtn", "phone_number": "22997000000"}
+    body = {
+        "external_id": "lot-8",
+        "items": [item | {"external_id": "a"}, item | {"external_id": "b"}],
+    }
+    file.write_text(json.dumps(body), encoding="utf-8")
+    awa = await make_staff(runtime, "awa@cauri.example", "finance")
+    binta = await make_staff(runtime, "binta@cauri.example", "finance")
+    batch = ["payouts", "batch", str(file), "--merchant", merchant.id, "--mode", "live"]
+    secret = {"CAURI_SECRET_KEY": TEST_SECRET_KEY}  # the second factors are sealed with it
+    asked = await run_cli(
+        database_url, *batch, "--as", awa.email, "--totp", awa.code(), "--json", env_vars=secret
+    )
+    pending = asked.json()["pending_approval"]
+    assert (pending["amount"], pending["kind"]) == (12_000, "payout_batch.create")
+    assert await scalar(runtime, "SELECT count(*) FROM payout_batches") == 0
+    approved = await run_cli(
+        database_url, "approvals", "approve", pending["id"], "--as", binta.email, "--totp",
+        binta.code(steps_ahead=1), env_vars=secret,
+    )  # fmt: skip
+    assert approved.exit_code == 0, approved.stderr
+    assert await scalar(runtime, "SELECT count(*) FROM payout_batches") == 1
+    # Below the amount, one person sends it, as before.
+    small = body | {"external_id": "lot-9", "items": [item | {"external_id": "c"}]}
+    file.write_text(json.dumps(small), encoding="utf-8")
+    shown = await _json(database_url, *batch)
+    assert shown["external_id"] == "lot-9"

@@ -222,3 +222,35 @@ async def test_a_live_account_suspended_mid_batch_pays_no_more(
     assert [entry["error"]["code"] for entry in batch["items"]] == ["merchant_inactive"] * 2
     assert batch["status"] == "completed"
     assert await merchant_available(runtime, merchant.id, livemode=LIVE) == 20_000
+
+
+async def test_an_item_sent_before_a_crash_stays_its_payout_after_a_suspension(
+    client: httpx.AsyncClient, runtime: Runtime, worker: Worker
+) -> None:
+    """Review finding: a rerun checked the merchant's status before finding the payout an
+    earlier run had sent, and recorded the item refused while its payout went on."""
+    live_operator(runtime)
+    merchant = await make_merchant(runtime)
+    await top_up(runtime, merchant.id, 20_000, livemode=LIVE)
+    reference = (await send(client, merchant.headers(LIVE), [item(0), item(1)])).json()["data"][
+        "reference"
+    ]
+    # The first run sent item 0's payout and died before recording the item; then the
+    # account was suspended.
+    async with unit_of_work(runtime.sessionmaker) as session:
+        body = PayoutCreate.model_validate(item(0) | {"amount": Decimal(1000)})
+        sent, _ = await payouts.create(
+            session, runtime, Caller(merchant.id, LIVE), body, batch=reference
+        )
+    async with unit_of_work(runtime.sessionmaker) as session:
+        await merchants.set_status(session, merchant.id, "suspended")
+    await worker.drain()
+    async with unit_of_work(runtime.sessionmaker) as session:
+        await merchants.set_status(session, merchant.id, "active")
+    batch = await read(client, merchant.headers(LIVE), reference)
+    assert batch["items"][0] == {
+        "external_id": item(0)["external_id"],
+        "payout": sent.reference,
+        "error": None,
+    }
+    assert batch["items"][1]["error"]["code"] == "merchant_inactive"

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cauri.audit.actor import Actor
+from cauri.cli.acting import AsOption, TotpOption, acting, held
 from cauri.cli.common import in_transaction, livemode_of
-from cauri.cli.output import JsonFlag, echo_json, echo_record, echo_table
+from cauri.cli.output import JsonFlag, echo_record, echo_table
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
@@ -93,8 +93,8 @@ async def _batch_row(session: AsyncSession, batch: PayoutBatch) -> dict[str, Any
 
 
 def _echo_batch(row: dict[str, Any], as_json: bool) -> None:
-    if as_json:
-        echo_json(row)
+    if as_json or "pending_approval" in row:
+        echo_record(row, as_json)
         return
     items = row["items"]
     echo_record({key: value for key, value in row.items() if key != "items"}, as_json=False)
@@ -121,23 +121,32 @@ def payouts_batch(
             "bytes, so that the same file sent twice is one batch."
         ),
     ] = None,
+    as_email: AsOption = None,
+    totp_code: TotpOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Up to 1,000 payouts from a merchant's balance, as `POST /payout-batches` makes them:
     each item its own payout with every rule of the API (caps, approval, balance), made in
-    order by the worker; a refused item is reported with its error. Audited."""
+    order by the worker; a refused item is reported with its error. Audited. Live, above
+    the platform's `payout-dual-approval-above` in all, it is only asked: a second person
+    approves it (`cauri approvals approve`); each names its staff account (--as, --totp)."""
     livemode = livemode_of(mode)
     named, items = read_batch(file)
     chosen = external_id or named or "file-" + hashlib.sha256(file.read_bytes()).hexdigest()[:32]
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        from cauri.models import MoneyApproval
         from cauri.payout_batches.schemas import PayoutBatchCreate
         from cauri.staff import actions
 
         body = PayoutBatchCreate.of({"external_id": chosen, "items": items})
-        batch, created = await actions.create_payout_batch(
-            session, runtime, Actor.cli(), merchant, livemode=livemode, body=body
+        actor = await acting(session, runtime, as_email, totp_code)
+        made = await actions.create_payout_batch(
+            session, runtime, actor, merchant, livemode=livemode, body=body
         )
+        if isinstance(made, MoneyApproval):
+            return held(made)
+        batch, created = made
         return await _batch_row(session, batch) | {"replayed": not created}
 
     _echo_batch(in_transaction(work), as_json)

@@ -109,6 +109,7 @@ KINDS_FR = {
     actions.REFUND_PLAN.name: "Séquestre d'un plan remboursé à un numéro",
     actions.RELEASE_PLAN.name: "Séquestre d'un plan libéré au marchand",
     actions.SET_SETTINGS.name: "Montant de double approbation relevé ou retiré",
+    actions.CREATE_PAYOUT_BATCH.name: "Lot de transferts vers des tiers",
 }
 templates.env.globals["money_action_kinds"] = KINDS_FR
 

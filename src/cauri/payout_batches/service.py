@@ -246,12 +246,18 @@ class PayoutBatchService:
         """The item's payout, or its refusal: rolled back as the API rolls back a refused
         request, but a refusal that records a fact (a payout its operator refused at once,
         kept `failed`), which is kept with the item's error, as the API keeps it."""
+        made = await self._made(session, caller, item)
         try:
-            if caller.livemode and item.merchant_status != "active":
-                raise MerchantInactive()
-            payout, created = await payouts.create(
-                session, runtime, caller, _request(item.request), batch=reference
-            )
+            if made is not None:
+                # Made by an earlier run that died before recording it: whatever holds now
+                # (a suspension, other terms), it was sent, and it is the item's payout.
+                payout, created = made, False
+            else:
+                if caller.livemode and item.merchant_status != "active":
+                    raise MerchantInactive()
+                payout, created = await payouts.create(
+                    session, runtime, caller, _request(item.request), batch=reference
+                )
         except CauriError as refusal:
             if not refusal.keeps_writes:
                 await session.rollback()
@@ -266,6 +272,17 @@ class PayoutBatchService:
                 .execution_options(synchronize_session=False)
             )
         await self._record(session, reference, item.position, payout=payout.reference)
+
+    async def _made(self, session: AsyncSession, caller: Caller, item: _Next) -> Payout | None:
+        """The payout already made under the item's external_id, if one was."""
+        found: Payout | None = await session.scalar(
+            select(Payout).where(
+                Payout.merchant_id == caller.merchant_id,
+                Payout.livemode == caller.livemode,
+                Payout.external_id == item.request["external_id"],
+            )
+        )
+        return found
 
     async def _record(
         self,

@@ -3,6 +3,7 @@ the format of its connector's kind, written by COPY in batches, never held whole
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 import uuid
@@ -92,8 +93,12 @@ async def import_file(
     session.add(statement)
     await session.flush()
     with path.open("rb") as raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
-        reading = read(text)
-        days = await _copy(session, statement.id, reading.lines)
+        try:
+            reading = read(text)
+            days = await _copy(session, statement.id, reading.lines)
+        except (UnicodeDecodeError, csv.Error) as error:
+            # Not UTF-8 (an export saved in another encoding), or not CSV.
+            raise InvalidRequest(f"Relevé illisible : {error}.") from None
     statement.lines = days.count
     statement.first_day, statement.last_day = days.first, days.last
     statement.opening_balances = reading.opening_balances
@@ -109,6 +114,14 @@ async def import_file(
         at=now,
     )
     return Imported(statement.id, connector, account.kind, days.count, days.first, days.last)
+
+
+async def covering(session: AsyncSession, imported: Imported, day: date) -> None:
+    """The statement covers `day` whatever its lines' days (a fetched day without a line)."""
+    statement = await session.get(OperatorStatement, imported.statement_id)
+    assert statement is not None
+    statement.first_day = day if statement.first_day is None else min(statement.first_day, day)
+    statement.last_day = day if statement.last_day is None else max(statement.last_day, day)
 
 
 @dataclass

@@ -49,38 +49,59 @@ _TABLES = (
     "CREATE INDEX ON recon_matches (line_id)",
 )
 
+# The same movement in two statements (a day fetched, then the dashboard's export of it
+# imported; two exports that overlap) is one line: the first statement's. Within one
+# statement a line twice is the operator's doing, and kept.
 _LINES = text(
     """
     INSERT INTO recon_lines
-    SELECT l.id, l.reference, l.operator_id, l.kind, l.status, l.amount, l.fee, l.currency,
-           l.phone_number, l.at, l.at >= :start AND l.at < :end AS of_day
-    FROM statement_lines l JOIN operator_statements s ON s.id = l.statement_id
-    WHERE s.connector = :connector AND l.at >= :wide_start AND l.at < :wide_end
+    SELECT id, reference, operator_id, kind, status, amount, fee, currency, phone_number, at,
+           of_day
+    FROM (
+        SELECT l.id, l.reference, l.operator_id, l.kind, l.status, l.amount, l.fee, l.currency,
+               l.phone_number, l.at, l.at >= :start AND l.at < :end AS of_day,
+               rank() OVER (
+                   PARTITION BY l.operator_id, l.kind, l.status, l.amount, l.at
+                   ORDER BY s.imported_at, s.id
+               ) AS copy
+        FROM statement_lines l JOIN operator_statements s ON s.id = l.statement_id
+        WHERE s.connector = :connector AND l.at >= :wide_start AND l.at < :wide_end
+    ) stated
+    WHERE copy = 1
     """
 )
 
-# Each of Cauri's requests on them: the operation it names, by either reference.
+# Each of Cauri's requests on them: the operation it names, by either reference, one per
+# line (a payment's refund retried after a failure is two operations under one reference:
+# the one that succeeded, else the nearest in time).
 _BY_REFERENCE = text(
     f"""
     INSERT INTO recon_matches (line_id, operation_id)
-    SELECT l.id, o.id
-    FROM recon_lines l
-    JOIN operator_operations o
-      ON o.id = CASE WHEN lower(l.reference) ~ {_UUID} THEN l.reference::uuid END
-    WHERE l.kind IN {_OPERATIONS} AND o.connector = :connector AND o.action = l.kind
-    UNION
-    SELECT l.id, o.id
-    FROM recon_lines l
-    JOIN operator_operations o
-      ON o.connector = :connector AND o.operator_reference = l.operator_id
-    WHERE l.kind IN {_OPERATIONS} AND o.action = l.kind
-    UNION
-    -- An operator that books a refund under the payment's reference (Wave).
-    SELECT l.id, o.id
-    FROM recon_lines l
-    JOIN operator_operations o
-      ON o.action = 'refund' AND o.request ->> 'refund_of' = l.reference
-    WHERE l.kind = 'refund' AND o.connector = :connector
+    SELECT DISTINCT ON (named.line_id) named.line_id, o.id
+    FROM (
+        SELECT l.id AS line_id, o.id AS operation_id
+        FROM recon_lines l
+        JOIN operator_operations o
+          ON o.id = CASE WHEN lower(l.reference) ~ {_UUID} THEN l.reference::uuid END
+        WHERE l.kind IN {_OPERATIONS} AND o.connector = :connector AND o.action = l.kind
+        UNION
+        SELECT l.id, o.id
+        FROM recon_lines l
+        JOIN operator_operations o
+          ON o.connector = :connector AND o.operator_reference = l.operator_id
+        WHERE l.kind IN {_OPERATIONS} AND o.action = l.kind
+        UNION
+        -- An operator that books a refund under the payment's reference (Wave).
+        SELECT l.id, o.id
+        FROM recon_lines l
+        JOIN operator_operations o
+          ON o.action = 'refund' AND o.request ->> 'refund_of' = l.reference
+        WHERE l.kind = 'refund' AND o.connector = :connector
+    ) named
+    JOIN recon_lines l ON l.id = named.line_id
+    JOIN operator_operations o ON o.id = named.operation_id
+    ORDER BY named.line_id, o.status = 'succeeded' DESC,
+             abs(extract(epoch FROM o.created_at - l.at))
     """  # noqa: S608 (constants of this module)
 )
 
@@ -116,9 +137,17 @@ _FOUND = text(
         SELECT l.*, o.id AS operation_id, o.status AS operation_status,
                (o.request ->> 'amount')::bigint AS operation_amount,
                o.request ->> 'currency' AS operation_currency,
+               -- Each succeeded line of the operation in turn: a second is a duplicate.
                row_number() OVER (
                    PARTITION BY o.id, l.status = 'succeeded' ORDER BY l.at, l.id
-               ) AS nth
+               ) AS nth,
+               row_number() OVER (PARTITION BY o.id ORDER BY l.at, l.id) AS first,
+               -- What the operator says of the operation, all its lines read: a reversal
+               -- (Wave) undoes what succeeded.
+               CASE WHEN bool_or(l.status = 'failed') OVER (PARTITION BY o.id) THEN 'failed'
+                    WHEN bool_or(l.status = 'succeeded') OVER (PARTITION BY o.id)
+                    THEN 'succeeded'
+                    ELSE 'pending' END AS operator_status
         FROM recon_lines l
         JOIN recon_matches m ON m.line_id = l.id
         JOIN operator_operations o ON o.id = m.operation_id
@@ -140,15 +169,15 @@ _FOUND = text(
     UNION ALL
     SELECT 'amount_differs', 'line:' || id, id, operation_id, currency,
            jsonb_build_object('operator', abs(amount), 'cauri', operation_amount)
-    FROM matched WHERE of_day AND abs(amount) <> operation_amount
+    FROM matched WHERE of_day AND status = 'succeeded' AND abs(amount) <> operation_amount
     UNION ALL
     SELECT 'currency_differs', 'line:' || id, id, operation_id, currency,
            jsonb_build_object('operator', currency, 'cauri', operation_currency)
     FROM matched WHERE of_day AND currency <> operation_currency
     UNION ALL
     SELECT 'status_differs', 'line:' || id, id, operation_id, currency,
-           jsonb_build_object('operator', status, 'cauri', operation_status)
-    FROM matched WHERE of_day AND nth = 1 AND status <> operation_status
+           jsonb_build_object('operator', operator_status, 'cauri', operation_status)
+    FROM matched WHERE of_day AND first = 1 AND operator_status <> operation_status
     UNION ALL
     SELECT 'duplicate_at_operator', 'line:' || id, id, operation_id, currency,
            jsonb_build_object('operator_id', operator_id, 'amount', amount, 'at', at)
@@ -160,6 +189,11 @@ _FOUND = text(
     FROM day_operations o
     WHERE o.status = 'succeeded'
       AND NOT EXISTS (SELECT 1 FROM recon_matches m WHERE m.operation_id = o.id)
+      -- Without a statement of the day, nothing is missing from it: it is not there yet.
+      AND EXISTS (
+          SELECT 1 FROM operator_statements s
+          WHERE s.connector = :connector AND s.first_day <= :day AND s.last_day >= :day
+      )
     UNION ALL
     SELECT 'ledger_differs', 'operation:' || o.id, NULL, o.id, o.currency,
            jsonb_build_object('subject', o.subject_ref, 'expected', o.expected,
@@ -196,8 +230,20 @@ _RECORD = text(
             (connector, day, kind, about, line_id, operation_id, currency, details, found_at)
         SELECT :connector, :day, kind, about, line_id, operation_id, currency, details, :now
         FROM recon_found
-        ON CONFLICT (connector, day, kind, about) DO NOTHING
-        RETURNING kind
+        -- Found again: what it says now, and open again if a run had closed it or what it
+        -- says has changed since a person resolved it (a late line, other fees).
+        ON CONFLICT (connector, day, kind, about) DO UPDATE
+        SET details = EXCLUDED.details,
+            resolved_at = CASE WHEN discrepancies.resolved_by = 'reconciliation'
+                                 OR discrepancies.details IS DISTINCT FROM EXCLUDED.details
+                               THEN NULL ELSE discrepancies.resolved_at END,
+            resolved_by = CASE WHEN discrepancies.resolved_by = 'reconciliation'
+                                 OR discrepancies.details IS DISTINCT FROM EXCLUDED.details
+                               THEN NULL ELSE discrepancies.resolved_by END,
+            resolution = CASE WHEN discrepancies.resolved_by = 'reconciliation'
+                                OR discrepancies.details IS DISTINCT FROM EXCLUDED.details
+                              THEN NULL ELSE discrepancies.resolution END
+        RETURNING (xmax = 0) AS inserted
     ),
     closed AS (
         UPDATE discrepancies d
@@ -211,7 +257,7 @@ _RECORD = text(
     SELECT (SELECT count(*) FROM recon_lines WHERE of_day) AS lines,
            (SELECT count(*) FROM recon_matches m JOIN recon_lines l ON l.id = m.line_id
             WHERE l.of_day) AS matched,
-           (SELECT count(*) FROM added) AS added,
+           (SELECT count(*) FROM added WHERE inserted) AS added,
            (SELECT count(*) FROM closed) AS closed
     """
 )
@@ -250,6 +296,7 @@ async def run(session: AsyncSession, connector: str, day: date, now: datetime) -
     start, end = day_bounds(day)
     bounds = {
         "connector": connector,
+        "day": day,
         "start": start,
         "end": end,
         "wide_start": start - timedelta(days=1),

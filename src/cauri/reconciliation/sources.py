@@ -19,6 +19,10 @@ from cauri.reconciliation import imports
 from cauri.runtime import Runtime
 
 
+class NoStatementApi(InvalidRequest):
+    """The connector's operator gives its statements as files only."""
+
+
 def fetched_name(connector: str, day: date) -> str:
     return f"{connector} {day.isoformat()} (API)"
 
@@ -38,7 +42,7 @@ async def fetch(runtime: Runtime, actor: Actor, connector: str, day: date) -> im
         raise NotFound(f"Aucun connecteur {connector}.")
     adapter = routed.adapter
     if not isinstance(adapter, GivesStatements):
-        raise InvalidRequest(
+        raise NoStatementApi(
             f"L'opérateur de {connector} n'a pas d'API de relevé : importez son fichier "
             "(cauri reconcile import)."
         )

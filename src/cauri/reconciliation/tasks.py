@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
 from cauri.kit.db import unit_of_work
-from cauri.kit.errors import CauriError, Conflict, InvalidRequest
+from cauri.kit.errors import Conflict
 from cauri.models import ConnectorAccount
 from cauri.models import Job as JobRow
 from cauri.reconciliation import jobs, sources
@@ -36,26 +36,30 @@ def due(day: date, now: datetime) -> float:
 
 
 async def reconcile_daily(session: AsyncSession, runtime: Runtime, job: jobs.DayJob) -> None:
-    """Nothing is held while an operator is asked: `session`, the job's own, is used last,
-    to queue the next day."""
+    """The day's statements fetched, then the day before matched again (its requests of the
+    last minutes were booked on this day's statement) and the day itself. A connector that
+    fails is logged and the others go on; the next day is queued whatever happened, so the
+    chain never breaks. Nothing is held while an operator is asked: `session`, the job's
+    own, is used last, to queue the next day."""
     day = date.fromisoformat(job.day)
     async with runtime.sessionmaker() as reading:
         names = list((await reading.scalars(select(ConnectorAccount.name))).all())
     for name in names:
         try:
             await sources.fetch(runtime, ACTOR, name, day)
-        except (Conflict, InvalidRequest):
-            pass  # fetched already, or an operator without a statement API (files)
-        except CauriError as refused:
-            log.warning(
-                "reconciliation.fetch_failed", connector=name, day=job.day, error=str(refused)
-            )
+        except (Conflict, sources.NoStatementApi):
+            pass  # fetched already, or an operator whose statements are files
+        except Exception:
+            log.exception("reconciliation.fetch_failed", connector=name, day=job.day)
     for name in names:
-        async with unit_of_work(runtime.sessionmaker) as each:
-            run = await reconcile_day(each, ACTOR, name, day, runtime.clock.now())
-        log.info(
-            "reconciliation.day", connector=name, day=job.day, lines=run.lines, found=run.found
-        )
+        for matched in (day - timedelta(days=1), day):
+            try:
+                async with unit_of_work(runtime.sessionmaker) as each:
+                    run = await reconcile_day(each, ACTOR, name, matched, runtime.clock.now())
+            except Exception:
+                log.exception("reconciliation.run_failed", connector=name, day=str(matched))
+                continue
+            log.info("reconciliation.day", connector=name, day=str(matched), found=run.found)
     following = day + timedelta(days=1)
     now = runtime.clock.now()
     await jobs.DAILY.enqueue_once(
@@ -69,12 +73,16 @@ async def reconcile_daily(session: AsyncSession, runtime: Runtime, job: jobs.Day
 
 async def keep_scheduled(runtime: Runtime) -> None:
     """When the worker starts: yesterday's run queued (due now if RUN_AT has passed) unless
-    a daily run is queued already."""
+    a daily run is queued or running already."""
     now = runtime.clock.now()
     yesterday = now.date() - timedelta(days=1)
     async with unit_of_work(runtime.sessionmaker) as session:
         queued = await session.scalar(
-            select(exists().where(JobRow.kind == jobs.DAILY.name, JobRow.status == "queued"))
+            select(
+                exists().where(
+                    JobRow.kind == jobs.DAILY.name, JobRow.status.in_(("queued", "running"))
+                )
+            )
         )
         if not queued:
             await jobs.DAILY.enqueue_once(

@@ -27,7 +27,7 @@ from cauri.calls import service as calls
 from cauri.connectors.secrets import sealing_keyring
 from cauri.connectors.service import AccountDefinition, RouteRow, connectors
 from cauri.kit.db import unit_of_work
-from cauri.kit.errors import Conflict, InvalidRequest, MerchantInactive, NotFound
+from cauri.kit.errors import CauriError, Conflict, InvalidRequest, MerchantInactive, NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.kit.money import to_minor
 from cauri.ledger import holdings
@@ -163,7 +163,8 @@ ACTIONS = (
 )
 
 APPROVABLE = {
-    action.name: action for action in (CREDIT_BALANCE, REFUND_PLAN, RELEASE_PLAN, SET_SETTINGS)
+    action.name: action
+    for action in (CREDIT_BALANCE, REFUND_PLAN, RELEASE_PLAN, SET_SETTINGS, CREATE_PAYOUT_BATCH)
 }
 
 
@@ -643,13 +644,60 @@ async def create_payout_batch(
     *,
     livemode: bool,
     body: PayoutBatchCreate,
-) -> tuple[PayoutBatch, bool]:
+) -> tuple[PayoutBatch, bool] | MoneyApproval:
     """payouts.approve: the merchant's payouts, as its key would ask them
     (`POST /payout-batches`: a live account that is not active is refused), audited when
-    made (a replay of its external_id is the batch made then, audited then)."""
+    made (a replay of its external_id is the batch made then, audited then). A live batch
+    whose third-party payouts add up above the platform's dual-approval amount in a currency
+    is only asked (cauri.staff.approvals): one person does not send it."""
     merchant = await merchant_service.get(session, merchant_id)
     if livemode and merchant.status != "active":
         raise MerchantInactive()
+    if livemode:
+        for currency, total in _third_party_totals(body).items():
+            if await approvals.needs_two(session, livemode=True, amount=total, currency=currency):
+                return await _ask(
+                    session,
+                    runtime,
+                    actor,
+                    CREATE_PAYOUT_BATCH,
+                    merchant_id,
+                    amount=total,
+                    currency=currency,
+                    livemode=True,
+                    params={"body": body.model_dump(mode="json")},
+                    reason=None,
+                )
+    return await _create_payout_batch(session, runtime, actor, merchant_id, livemode, body)
+
+
+def _third_party_totals(body: PayoutBatchCreate) -> dict[str, int]:
+    """What the batch's items to a number of their own add up to, by currency (an item that
+    will be refused counts too: the sum is what one person asks to send)."""
+    totals: dict[str, int] = {}
+    for item in body.items:
+        if not isinstance(item, dict) or item.get("phone_number") is None:
+            continue
+        mode = catalogue.find(str(item.get("operator") or ""))
+        amount = item.get("amount")
+        if mode is None or not isinstance(amount, int | float | str):
+            continue
+        try:
+            minor = to_minor(Decimal(str(amount)), mode.currency)
+        except (CauriError, ArithmeticError):
+            continue
+        totals[mode.currency] = totals.get(mode.currency, 0) + max(minor, 0)
+    return totals
+
+
+async def _create_payout_batch(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    merchant_id: str,
+    livemode: bool,
+    body: PayoutBatchCreate,
+) -> tuple[PayoutBatch, bool]:
     caller = Caller(merchant_id, livemode)
     batch, created = await payout_batches.create(session, runtime, caller, body)
     if created:
@@ -920,6 +968,15 @@ async def approve_action(
             amount=Decimal(asked["amount"]),
             currency=pending.currency,
             reason=pending.reason or "",
+        )
+    elif kind == CREATE_PAYOUT_BATCH.name:
+        await _create_payout_batch(
+            session,
+            runtime,
+            actor,
+            subject,
+            True,
+            PayoutBatchCreate.model_validate(asked["body"]),
         )
     elif kind == SET_SETTINGS.name:
         changes = {

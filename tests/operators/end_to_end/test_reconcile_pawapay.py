@@ -227,3 +227,49 @@ async def test_a_statement_pawapay_fails_to_build_is_said_and_nothing_is_importe
     assert "failed" in refused.error()["message"]
     async with runtime.engine.connect() as connection:
         assert await connection.scalar(text("SELECT count(*) FROM operator_statements")) == 0
+
+
+async def test_without_a_statement_of_the_day_nothing_is_missing_from_it(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    merchant: MerchantKeys,
+    database_url: str,
+) -> None:
+    """Review finding: a run before the day's statement was in (a file not imported yet, a
+    fetch that failed) found every operation of the day missing at the operator."""
+    day = runtime.clock.now().date().isoformat()
+    await paid(client, runtime, worker, merchant)
+    ran = await run_cli(database_url, "reconcile", "run", CONNECTOR, "--date", day, "--json")
+    assert ran.json()["discrepancies"] == {}
+
+
+async def test_fees_found_again_with_a_late_line_reopen_what_a_person_resolved(
+    fake: PawapayFake, merchant: MerchantKeys, database_url: str, runtime: Runtime, tmp_path: Path
+) -> None:
+    """Review finding: a discrepancy found again kept what it said when first found."""
+    day = runtime.clock.now().date().isoformat()
+    fees = {"MSISDN": "", "Amount": "35", "Currency": "XOF", "Country": "BEN", "MNO": "",
+            "Type": "Fees", "Creation Date": f"{day} 12:00:00"}  # fmt: skip
+    first = fake.statement_csv(extra=[fees | {"Transaction ID": "fees-1"}])
+    await reconciled(database_url, first, day, tmp_path, "first.csv")
+    [fee] = (await run_cli(database_url, "reconcile", "list", "--json")).rows()
+    resolved = await run_cli(database_url, "reconcile", "resolve", str(fee["id"]), "--reason", "ok")
+    assert resolved.exit_code == 0
+    late = fake.statement_csv(extra=[fees | {"Transaction ID": "fees-2", "Amount": "15"}])
+    await reconciled(database_url, late, day, tmp_path, "late.csv")
+    [again] = (await run_cli(database_url, "reconcile", "list", "--json")).rows()
+    assert again["id"] == fee["id"] and again["resolved_at"] is None
+    assert again["details"] == {"amount": 50, "lines": 2}
+
+
+async def test_a_statement_in_another_encoding_is_refused_without_a_trace(
+    merchant: MerchantKeys, database_url: str, tmp_path: Path
+) -> None:
+    """Review finding: a file not in UTF-8 escaped as a traceback."""
+    path = tmp_path / "cp1252.csv"
+    header = "Creation Date,MSISDN,Transaction ID,Amount,Currency,Country,MNO,Type\n"
+    line = "2026-11-28 10:00:00,229,dép-1,100,XOF,BEN,,Dépôt\n"
+    path.write_bytes((header + line).encode("cp1252"))
+    refused = await run_cli(database_url, "reconcile", "import", CONNECTOR, str(path))
+    assert refused.error()["code"] == "invalid_request"

@@ -23,6 +23,9 @@ class _Resources(Generic[Transport]):
         self.payments: operations.Payments[Transport] = operations.Payments(transport)
         self.refunds: operations.Refunds[Transport] = operations.Refunds(transport)
         self.payouts: operations.Payouts[Transport] = operations.Payouts(transport)
+        self.payout_batches: operations.PayoutBatches[Transport] = operations.PayoutBatches(
+            transport
+        )
         self.installment_plans: operations.InstallmentPlans[Transport] = (
             operations.InstallmentPlans(transport)
         )

@@ -27,6 +27,7 @@ from cauri_client.resources import (
     PaymentLink,
     PaymentMode,
     Payout,
+    PayoutBatch,
     Refund,
     WebhookDelivery,
     WebhookEndpoint,
@@ -191,6 +192,28 @@ class Payouts(Namespace[Transport]):
         start: int = 1,
     ) -> Listing[Payout]:
         return listing(Payout, "/payouts", per_page, start, status=status, from_=from_, to=to)
+
+
+class PayoutBatches(Namespace[Transport]):
+    @operation
+    def create(*, external_id: str, items: list[Mapping[str, Any]]) -> Call[PayoutBatch]:
+        """Up to 1,000 payouts at once, each the body of `payouts.create` with an
+        `external_id` of its own; the batch's `external_id` makes the call safe to retry (a
+        replay answers the same batch). Items are checked one by one: a refused one carries
+        its `error`, the others go on; the payouts are made in order, after the answer."""
+        body = {"external_id": external_id, "items": items}
+        return Call("POST", "/payout-batches", one(PayoutBatch), body=body)
+
+    @operation
+    def get(reference: str) -> Call[PayoutBatch]:
+        """A batch with its items, by its reference (`pyb_…`) or your external_id."""
+        return Call("GET", path("/payout-batches/{}", reference), one(PayoutBatch))
+
+    @pages
+    def list(
+        *, status: str | None = None, per_page: int = 25, start: int = 1
+    ) -> Listing[PayoutBatch]:
+        return listing(PayoutBatch, "/payout-batches", per_page, start, status=status)
 
 
 class InstallmentPlans(Namespace[Transport]):

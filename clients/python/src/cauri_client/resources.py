@@ -155,6 +155,45 @@ class Payout(Resource):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class PayoutBatchCounts(Resource):
+    """How a batch's items stand: `queued` (not made into a payout yet), `refused` (each
+    with its `error`), and its payouts by status."""
+
+    total: int
+    queued: int
+    refused: int
+    pending: int
+    succeeded: int
+    failed: int
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PayoutBatchItem(Resource):
+    """One item, in the order sent: `payout` the reference of the payout made for it, or
+    `error` (`code`, `message`, `details`) as `POST /payouts` would have answered."""
+
+    external_id: str | None
+    payout: str | None
+    error: Mapping[str, Any] | None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PayoutBatch(Resource):
+    """Up to 1,000 payouts sent in one call (reference `pyb_…`). `status`: processing, then
+    completed once every item is refused or has a final payout; `items` on its creation and
+    on `payout_batches.get` only."""
+
+    reference: str
+    external_id: str
+    status: str
+    livemode: bool
+    counts: PayoutBatchCounts
+    items: tuple[PayoutBatchItem, ...] | None
+    created_at: datetime
+    completed_at: datetime | None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class InstallmentPlan(Resource):
     """A plan paid in instalments; `payments` only when read by `installment_plans.get`."""
 

@@ -265,7 +265,11 @@ class WaveConnector(exchange.NetworkConnector):
             info = page.get("page_info") or {}
             if not info.get("has_next_page"):
                 return
-            after = str(info.get("end_cursor") or "")
+            cursor = str(info.get("end_cursor") or "")
+            if not cursor or cursor == after:
+                # Another page announced with no way to it: never the first page again.
+                raise StatementUnavailable(f"Wave's transactions of {day}: no next cursor")
+            after = cursor
 
     # The exchanges.
 

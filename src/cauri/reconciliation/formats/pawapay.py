@@ -19,7 +19,12 @@ import csv
 from collections.abc import Iterator
 from typing import TextIO
 
-from cauri.reconciliation.formats.reading import minor_units, unreadable, utc_instant
+from cauri.reconciliation.formats.reading import (
+    minor_units,
+    text_or_none,
+    unreadable,
+    utc_instant,
+)
 from cauri.reconciliation.lines import Line, LineKind, LineStatus, Reading
 
 COLUMNS = ("Creation Date", "MSISDN", "Transaction ID", "Amount", "Currency", "Type")
@@ -62,8 +67,8 @@ def _lines(rows: csv.DictReader[str]) -> Iterator[Line]:
         amount = minor_units(row["Amount"], currency, number)
         if kind is not LineKind.OTHER:
             amount = abs(amount) if kind in _INTO_WALLET else -abs(amount)
-        transaction_id = (row["Transaction ID"] or "").strip()
-        if not transaction_id:
+        transaction_id = text_or_none((row["Transaction ID"] or "").strip(), number, "ID")
+        if transaction_id is None:
             raise unreadable(number, "Transaction ID vide.")
         yield Line(
             operator_id=transaction_id,
@@ -73,6 +78,6 @@ def _lines(rows: csv.DictReader[str]) -> Iterator[Line]:
             amount=amount,
             fee=0,
             currency=currency,
-            phone_number=(row["MSISDN"] or "").strip() or None,
+            phone_number=text_or_none((row["MSISDN"] or "").strip(), number, "MSISDN"),
             at=utc_instant(row["Creation Date"] or "", number),
         )

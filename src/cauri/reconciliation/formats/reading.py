@@ -35,3 +35,12 @@ def utc_instant(text: str, line: int) -> datetime:
     except ValueError:
         raise unreadable(line, f"date illisible {text!r}.") from None
     return instant.replace(tzinfo=UTC) if instant.tzinfo is None else instant.astimezone(UTC)
+
+
+def text_or_none(value: object, line: int, name: str) -> str | None:
+    """An optional text field: a string without NUL (PostgreSQL's text refuses it), or none."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or "\x00" in value:
+        raise unreadable(line, f"champ {name} illisible.")
+    return value

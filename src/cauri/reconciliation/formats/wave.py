@@ -19,7 +19,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TextIO
 
-from cauri.reconciliation.formats.reading import minor_units, unreadable, utc_instant
+from cauri.reconciliation.formats.reading import (
+    minor_units,
+    text_or_none,
+    unreadable,
+    utc_instant,
+)
 from cauri.reconciliation.lines import Line, LineKind, LineStatus, Reading
 
 _KINDS = {
@@ -78,22 +83,24 @@ def _line(item: Any, number: int) -> tuple[Line, int, int]:
         delta = minor_units(item["amount"], currency, number)
         fee = abs(minor_units(item.get("fee") or 0, currency, number))
         after = minor_units(item["balance"], currency, number)
-        transaction_id = str(item["transaction_id"])
+        transaction_id = text_or_none(item["transaction_id"], number, "transaction_id")
         at = utc_instant(str(item["timestamp"]), number)
     except KeyError as missing:
         raise unreadable(number, f"champ {missing} absent.") from None
+    if transaction_id is None:
+        raise unreadable(number, "transaction_id vide.")
     reversal = bool(item.get("is_reversal")) or str(item.get("transaction_type", "")).endswith(
         "_reversal"
     )
     line = Line(
         operator_id=transaction_id,
-        reference=item.get("client_reference") or None,
+        reference=text_or_none(item.get("client_reference"), number, "client_reference"),
         kind=_KINDS.get(str(item.get("transaction_type") or ""), LineKind.OTHER),
         status=LineStatus.FAILED if reversal else LineStatus.SUCCEEDED,
         amount=delta + fee,
         fee=fee,
         currency=currency,
-        phone_number=item.get("counterparty_mobile") or None,
+        phone_number=text_or_none(item.get("counterparty_mobile"), number, "counterparty_mobile"),
         at=at,
     )
     return line, after - delta, after
