@@ -54,9 +54,7 @@ def upgrade() -> None:
         sa.Column("refunded_amount", sa.BigInteger(), server_default="0", nullable=False),
     )
     op.add_column("installment_plans", sa.Column("resolution", sa.String(), nullable=True))
-    op.add_column(
-        "installment_plans", sa.Column("resolution_reason", sa.String(), nullable=True)
-    )
+    op.add_column("installment_plans", sa.Column("resolution_reason", sa.String(), nullable=True))
     op.add_column(
         "installment_plans",
         sa.Column("resolved_at", sa.DateTime(timezone=True), nullable=True),

@@ -82,13 +82,21 @@ def upgrade() -> None:
     )
     # Nullable, no default: added without rewriting the existing payouts.
     op.add_column("payouts", sa.Column("batch_reference", sa.String(), nullable=True))
+    # Checked after the migration's transaction has committed (autocommit): the check reads
+    # every payout, under a lock that blocks other schema changes only, not the payouts'
+    # writes; added NOT VALID, the constraint holds for new rows at once.
     op.create_foreign_key(
         op.f("fk_payouts_batch_reference_payout_batches"),
         "payouts",
         "payout_batches",
         ["batch_reference"],
         ["reference"],
+        postgresql_not_valid=True,
     )
+    with op.get_context().autocommit_block():
+        op.execute(
+            "ALTER TABLE payouts VALIDATE CONSTRAINT fk_payouts_batch_reference_payout_batches"
+        )
 
 
 def downgrade() -> None:
