@@ -445,6 +445,14 @@ class WaveFake:
             again = "T_" + self._token(12, string.ascii_uppercase + "0123456789")
             self.transactions.append(item | {"transaction_id": again})
 
+    def statement_anonymous(self, client_reference: str) -> None:
+        """The movement of this reference listed without it (as a payment made outside the
+        API would be): only its amount, number and time tell what it was."""
+        with self._lock:
+            for item in self.transactions:
+                if item["client_reference"] == client_reference:
+                    item["client_reference"] = None
+
     def statement_omit(self, client_reference: str) -> None:
         with self._lock:
             self.transactions = [

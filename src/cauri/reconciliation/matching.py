@@ -105,27 +105,46 @@ _BY_REFERENCE = text(
     """  # noqa: S608 (constants of this module)
 )
 
-# The others, by what they moved: the nearest operation of the same action, amount,
-# currency and number within an hour that no line names, one line each.
+# The others, by what they moved: within each kind of request to one number for one amount,
+# the k-th line (in time) with the k-th operation no line names, if within an hour of each
+# other (two payouts of a salary run to one number are two pairs, not one).
 _BY_LIKENESS = text(
     f"""
-    INSERT INTO recon_matches (line_id, operation_id)
-    SELECT DISTINCT ON (o.id) l.id, o.id
-    FROM recon_lines l
-    CROSS JOIN LATERAL (
-        SELECT o.id, o.created_at FROM operator_operations o
-        WHERE o.connector = :connector AND o.action = l.kind
-          AND o.created_at BETWEEN l.at - interval '1 hour' AND l.at + interval '1 hour'
-          AND (o.request ->> 'amount')::bigint = abs(l.amount)
-          AND o.request ->> 'currency' = l.currency
-          AND o.request ->> 'phone_number' = l.phone_number
+    WITH unnamed AS (
+        SELECT l.id, l.kind, abs(l.amount) AS amount, l.currency, l.phone_number, l.at,
+               row_number() OVER (
+                   PARTITION BY l.kind, abs(l.amount), l.currency, l.phone_number
+                   ORDER BY l.at, l.id
+               ) AS k
+        FROM recon_lines l
+        WHERE l.kind IN {_OPERATIONS} AND l.phone_number IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM recon_matches m WHERE m.line_id = l.id)
+    ),
+    candidates AS (
+        SELECT o.id, o.action, (o.request ->> 'amount')::bigint AS amount,
+               o.request ->> 'currency' AS currency, o.request ->> 'phone_number' AS phone,
+               o.created_at,
+               row_number() OVER (
+                   PARTITION BY o.action, o.request ->> 'amount', o.request ->> 'currency',
+                                o.request ->> 'phone_number'
+                   ORDER BY o.created_at, o.id
+               ) AS k
+        FROM operator_operations o
+        WHERE o.connector = :connector
+          AND o.created_at >= CAST(:wide_start AS timestamptz) - interval '1 hour'
+          AND o.created_at < CAST(:wide_end AS timestamptz) + interval '1 hour'
+          AND (o.action, o.request ->> 'phone_number') IN (
+              SELECT kind, phone_number FROM unnamed
+          )
           AND NOT EXISTS (SELECT 1 FROM recon_matches m WHERE m.operation_id = o.id)
-        ORDER BY abs(extract(epoch FROM o.created_at - l.at))
-        LIMIT 1
-    ) o
-    WHERE l.kind IN {_OPERATIONS} AND l.phone_number IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM recon_matches m WHERE m.line_id = l.id)
-    ORDER BY o.id, abs(extract(epoch FROM o.created_at - l.at)), l.id
+    )
+    INSERT INTO recon_matches (line_id, operation_id)
+    SELECT l.id, o.id
+    FROM unnamed l
+    JOIN candidates o
+      ON o.action = l.kind AND o.amount = l.amount AND o.currency = l.currency
+     AND o.phone = l.phone_number AND o.k = l.k
+     AND o.created_at BETWEEN l.at - interval '1 hour' AND l.at + interval '1 hour'
     """  # noqa: S608
 )
 

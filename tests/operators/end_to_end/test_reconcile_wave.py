@@ -409,3 +409,26 @@ async def test_a_day_fetched_then_imported_again_is_not_counted_twice(
     rerun = await run_cli(database_url, "reconcile", "run", CONNECTOR, "--date", day, "--json")
     assert rerun.json()["discrepancies"] == {"missing_at_cauri": 1, "fee_taken": 1}
     assert rerun.json()["new"] == 0
+
+
+async def test_two_like_payouts_without_a_reference_are_two_pairs(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    fake: WaveFake,
+    merchant: MerchantKeys,
+    database_url: str,
+) -> None:
+    """Review finding: matched by likeness in one pass, two payouts of one amount to one
+    number within the hour were one pair, the other line missing at Cauri and the other
+    operation missing at the operator."""
+    day = runtime.clock.now().date().isoformat()
+    await top_up(runtime, merchant.id, 5000, livemode=True)
+    body = {"amount": 1000, "phone_number": NUMBER, "operator": "wave_sn"}
+    for _ in range(2):
+        assert (await send_payout(client, merchant, body))["status"] == "succeeded"
+    for sent in fake.payouts.values():
+        assert sent.client_reference is not None
+        fake.statement_anonymous(sent.client_reference)
+    run_ = await reconcile(database_url, day)
+    assert run_["discrepancies"] == {"fee_taken": 1}
+    assert run_["matched"] == 2

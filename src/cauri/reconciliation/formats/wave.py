@@ -100,10 +100,15 @@ def _line(item: Any, number: int) -> tuple[Line, int, int]:
         amount=delta + fee,
         fee=fee,
         currency=currency,
-        phone_number=text_or_none(item.get("counterparty_mobile"), number, "counterparty_mobile"),
+        phone_number=_digits(text_or_none(item.get("counterparty_mobile"), number, "mobile")),
         at=at,
     )
     return line, after - delta, after
+
+
+def _digits(mobile: str | None) -> str | None:
+    """Wave's numbers are E.164 with the `+`; Cauri's are digits with the country code."""
+    return None if mobile is None else mobile.lstrip("+")
 
 
 def _saw(ends: _Ends, line: Line, before: int, after: int) -> None:
