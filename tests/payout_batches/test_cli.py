@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from sqlalchemy import text
 
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
@@ -158,3 +159,34 @@ async def test_a_live_batch_above_the_dual_amount_waits_for_a_second_person(
     file.write_text(json.dumps(small), encoding="utf-8")
     shown = await _json(database_url, *batch)
     assert shown["external_id"] == "lot-9"
+
+
+async def test_a_batch_whose_job_gave_up_is_resumed_and_completes(
+    client: httpx.AsyncClient, runtime: Runtime, worker: Worker, database_url: str
+) -> None:
+    """Review finding: a batch whose job failed its every attempt stayed processing, with no
+    way to go on."""
+    merchant = await make_merchant(runtime)
+    await top_up(runtime, merchant.id, 10_000)
+    item = {"amount": 1000, "operator": "mtn", "phone_number": "22997000000"}
+    body = {"external_id": "lot-r", "items": [item | {"external_id": "r1"}]}
+    sent = await client.post("/api/v1/payout-batches", json=body, headers=merchant.headers())
+    reference = sent.json()["data"]["reference"]
+    # What the worker leaves of a job that failed its last attempt.
+    async with runtime.engine.begin() as connection:
+        failed = "UPDATE jobs SET status = 'failed' WHERE kind = 'payout_batches.process'"
+        assert (await connection.execute(text(failed))).rowcount == 1
+    await worker.drain()
+    assert (await read(client, merchant.headers(), reference))["status"] == "processing"
+    resumed = await run_cli(database_url, "payouts", "batch-resume", reference)
+    assert resumed.exit_code == 0, resumed.stderr
+    # Queued at the CLI's time, the real one: ahead of the test's clock by the test's run.
+    runtime.clock.advance(  # type: ignore[attr-defined]
+        seconds=max((datetime.now(UTC) - runtime.clock.now()).total_seconds(), 0) + 1
+    )
+    await worker.drain()
+    assert (await read(client, merchant.headers(), reference))["status"] == "completed"
+    again = await run_cli(database_url, "payouts", "batch-resume", reference)
+    assert again.error()["code"] == "conflict"
+    audited = "SELECT count(*) FROM audit_log WHERE action = 'payout_batch.resume'"
+    assert await scalar(runtime, audited) == 1

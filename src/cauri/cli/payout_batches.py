@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from cauri.audit.actor import Actor
 from cauri.cli.acting import AsOption, TotpOption, acting, held
 from cauri.cli.common import in_transaction, livemode_of
 from cauri.cli.output import JsonFlag, echo_record, echo_table
@@ -165,3 +166,16 @@ def payouts_batch_show(reference: str, as_json: JsonFlag = False) -> None:
         return await _batch_row(session, batch)
 
     _echo_batch(in_transaction(work), as_json)
+
+
+def payouts_batch_resume(reference: str) -> None:
+    """Queues a processing batch's job again, when it gave up (its items already made are
+    found again, never made twice). Audited."""
+
+    async def work(session: AsyncSession, runtime: Runtime) -> str:
+        from cauri.staff import actions
+
+        await actions.resume_payout_batch(session, runtime, Actor.cli(), reference)
+        return f"{reference}: queued again; the worker makes what is left of it"
+
+    typer.echo(in_transaction(work))

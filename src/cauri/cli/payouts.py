@@ -115,6 +115,7 @@ payouts_cli = typer.Typer(
 payouts_cli.command("list")(payouts_list)
 payouts_cli.command("batch")(payout_batches.payouts_batch)
 payouts_cli.command("batch-show")(payout_batches.payouts_batch_show)
+payouts_cli.command("batch-resume")(payout_batches.payouts_batch_resume)
 
 
 _DECISION_REASON = Annotated[str | None, typer.Option(help="Why; kept in the audit log.")]

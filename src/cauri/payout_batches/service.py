@@ -32,7 +32,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.events import service as events
-from cauri.kit.errors import CauriError, InvalidRequest, MerchantInactive
+from cauri.kit.errors import CauriError, Conflict, InvalidRequest, MerchantInactive, NotFound
 from cauri.kit.ids import prefixed
 from cauri.kit.pagination import Page
 from cauri.kit.prepared import Prepared
@@ -296,6 +296,20 @@ class PayoutBatchService:
         """What became of the item, unless a run at once recorded it first."""
         values = {"reference": reference, "position": position, "payout": payout, "error": error}
         await _RECORD.fetch(session, values)
+
+    async def resume(self, session: AsyncSession, runtime: Runtime, reference: str) -> PayoutBatch:
+        """Its job queued again (once), for a batch still processing whose job gave up (an
+        item that kept failing on something other than a refusal, a database away for its
+        every attempt): the items made are found again, never made twice."""
+        batch = await session.get(PayoutBatch, reference)
+        if batch is None:
+            raise NotFound(f"Lot de transferts introuvable : {reference}.")
+        if batch.status == COMPLETED:
+            raise Conflict(f"Le lot {reference} est terminé.")
+        await jobs.PROCESS.enqueue_once(
+            session, BatchJob(reference), livemode=batch.livemode, now=runtime.clock.now()
+        )
+        return batch
 
     async def complete_if_final(
         self, session: AsyncSession, runtime: Runtime, reference: str

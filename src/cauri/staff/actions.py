@@ -93,6 +93,7 @@ APPROVE_PAYOUT = StaffAction("payout.approve", "payouts.approve", "payout")
 REJECT_PAYOUT = StaffAction("payout.reject", "payouts.approve", "payout")
 # Payouts from a merchant's balance on the staff's word (`cauri payouts batch`): finance's.
 CREATE_PAYOUT_BATCH = StaffAction("payout_batch.create", "payouts.approve", "payout_batch")
+RESUME_PAYOUT_BATCH = StaffAction("payout_batch.resume", "payouts.approve", "payout_batch")
 # Both move a failed plan's escrow, or an operation's money, on a person's word: a credit.
 REFUND_PLAN = StaffAction("plan.refund_to", "balances.credit", "plan")
 RELEASE_PLAN = StaffAction("plan.release_to_merchant", "balances.credit", "plan")
@@ -139,6 +140,7 @@ ACTIONS = (
     APPROVE_PAYOUT,
     REJECT_PAYOUT,
     CREATE_PAYOUT_BATCH,
+    RESUME_PAYOUT_BATCH,
     REFUND_PLAN,
     RELEASE_PLAN,
     SETTLE_OPERATION,
@@ -718,6 +720,24 @@ async def _create_payout_batch(
             at=runtime.clock.now(),
         )
     return batch, created
+
+
+async def resume_payout_batch(
+    session: AsyncSession, runtime: Runtime, actor: Actor, reference: str
+) -> PayoutBatch:
+    """payouts.approve: a processing batch's job queued again (payout_batches.resume)."""
+    batch = await payout_batches.resume(session, runtime, reference)
+    await record(
+        session,
+        actor,
+        RESUME_PAYOUT_BATCH.name,
+        RESUME_PAYOUT_BATCH.resource_type,
+        reference,
+        None,
+        {"status": batch.status},
+        at=runtime.clock.now(),
+    )
+    return batch
 
 
 # --- plans and operator operations ----------------------------------------------------
