@@ -59,11 +59,17 @@ def digest_of(path: Path) -> str:
 
 
 async def import_file(
-    session: AsyncSession, connector: str, path: Path, actor: Actor, now: datetime
+    session: AsyncSession,
+    connector: str,
+    path: Path,
+    actor: Actor,
+    now: datetime,
+    covers: date | None = None,
 ) -> Imported:
     """Reads `path` as `connector`'s operator writes its statements; the same file twice is
     refused (409), a line that cannot be read refuses the whole file (400, its line named),
-    with nothing kept."""
+    with nothing kept. `covers`: a day the statement was asked for, which it covers whatever
+    its lines' days (a fetched day without a line)."""
     account = await session.get(ConnectorAccount, connector)
     if account is None:
         raise NotFound(f"Aucun connecteur {connector}.")
@@ -100,6 +106,8 @@ async def import_file(
             # Not UTF-8 (an export saved in another encoding), or not CSV.
             raise InvalidRequest(f"Relevé illisible : {error}.") from None
     statement.lines = days.count
+    if covers is not None:
+        days.cover(covers)
     statement.first_day, statement.last_day = days.first, days.last
     statement.opening_balances = reading.opening_balances
     statement.closing_balances = reading.closing_balances
@@ -116,14 +124,6 @@ async def import_file(
     return Imported(statement.id, connector, account.kind, days.count, days.first, days.last)
 
 
-async def covering(session: AsyncSession, imported: Imported, day: date) -> None:
-    """The statement covers `day` whatever its lines' days (a fetched day without a line)."""
-    statement = await session.get(OperatorStatement, imported.statement_id)
-    assert statement is not None
-    statement.first_day = day if statement.first_day is None else min(statement.first_day, day)
-    statement.last_day = day if statement.last_day is None else max(statement.last_day, day)
-
-
 @dataclass
 class _Days:
     count: int = 0
@@ -131,8 +131,10 @@ class _Days:
     last: date | None = None
 
     def saw(self, line: Line) -> None:
-        day = line.at.date()
         self.count += 1
+        self.cover(line.at.date())
+
+    def cover(self, day: date) -> None:
         self.first = day if self.first is None else min(self.first, day)
         self.last = day if self.last is None else max(self.last, day)
 

@@ -57,4 +57,7 @@ async def fetch(runtime: Runtime, actor: Actor, connector: str, day: date) -> im
         except StatementUnavailable as unavailable:
             raise ServerError(str(unavailable)) from unavailable
         async with unit_of_work(runtime.sessionmaker) as session:
-            return await imports.import_file(session, connector, path, actor, runtime.clock.now())
+            # It covers the day asked, lines or not: a quiet day is a statement too.
+            return await imports.import_file(
+                session, connector, path, actor, runtime.clock.now(), covers=day
+            )

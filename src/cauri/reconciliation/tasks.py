@@ -60,15 +60,7 @@ async def reconcile_daily(session: AsyncSession, runtime: Runtime, job: jobs.Day
                 log.exception("reconciliation.run_failed", connector=name, day=str(matched))
                 continue
             log.info("reconciliation.day", connector=name, day=str(matched), found=run.found)
-    following = day + timedelta(days=1)
-    now = runtime.clock.now()
-    await jobs.DAILY.enqueue_once(
-        session,
-        jobs.DayJob(following.isoformat()),
-        livemode=True,
-        now=now,
-        delay=due(following, now),
-    )
+    await _queue(session, day + timedelta(days=1), runtime.clock.now())
 
 
 async def keep_scheduled(runtime: Runtime) -> None:
@@ -85,13 +77,14 @@ async def keep_scheduled(runtime: Runtime) -> None:
             )
         )
         if not queued:
-            await jobs.DAILY.enqueue_once(
-                session,
-                jobs.DayJob(yesterday.isoformat()),
-                livemode=True,
-                now=now,
-                delay=due(yesterday, now),
-            )
+            await _queue(session, yesterday, now)
+
+
+async def _queue(session: AsyncSession, day: date, now: datetime) -> None:
+    """`day`'s run, due at RUN_AT the day after it; once (its payload is the day)."""
+    await jobs.DAILY.enqueue_once(
+        session, jobs.DayJob(day.isoformat()), livemode=True, now=now, delay=due(day, now)
+    )
 
 
 JOBS = (Job(jobs.DAILY, reconcile_daily),)

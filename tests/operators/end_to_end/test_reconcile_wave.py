@@ -432,3 +432,20 @@ async def test_two_like_payouts_without_a_reference_are_two_pairs(
     run_ = await reconcile(database_url, day)
     assert run_["discrepancies"] == {"fee_taken": 1}
     assert run_["matched"] == 2
+
+
+async def test_a_day_fetched_without_a_line_still_says_what_is_missing_from_it(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: WaveFake,
+    merchant: MerchantKeys,
+    database_url: str,
+) -> None:
+    """A fetched statement covers the day it was asked for, lines or not: Wave listing
+    nothing on a day Cauri was paid is a payment missing at the operator."""
+    day = runtime.clock.now().date().isoformat()
+    _, omitted = await paid(client, runtime, worker, fake, merchant)
+    fake.statement_omit(omitted)
+    run_ = await reconcile(database_url, day)
+    assert run_["discrepancies"] == {"missing_at_operator": 1}
