@@ -1,6 +1,7 @@
 """Issue 28, the discrepancy queue in a real headless Chromium at a phone's width (375 px):
 finance opens "Écarts opérateurs", reads what an operator's statement said that Cauri's
-books do not, resolves one with a reason (in the audit log); a viewer has no such page."""
+books do not, resolves one with a reason (in the audit log) and the fees it books as the
+platform's cost; a viewer has no such page."""
 
 from __future__ import annotations
 
@@ -78,6 +79,13 @@ async def test_finance_reads_the_queue_and_resolves_a_discrepancy_with_a_reason(
     await fees.get_by_role("button", name="Résoudre").click()
     await expect(rows).to_have_count(2)
     await fees.get_by_label("Motif").fill("Frais pawaPay du jour, passés en charge")
+    # The fees booked as the platform's cost: a line finance mistypes is refused, and said.
+    await fees.get_by_label("Correction au grand livre").fill("operator_costs=beaucoup")
+    await fees.get_by_role("button", name="Résoudre").click()
+    await expect(page.locator("#action-refused")).to_contain_text("CIBLE=MONTANT")
+    assert await fits(page)
+    await fees.get_by_label("Motif").fill("Frais pawaPay du jour, passés en charge")
+    await fees.get_by_label("Correction au grand livre").fill("operator_costs=-350")
     await fees.get_by_role("button", name="Résoudre").click()
     await expect(page.locator("#action-done")).to_contain_text("résolu")
     await expect(rows).to_have_count(1)
@@ -90,7 +98,14 @@ async def test_finance_reads_the_queue_and_resolves_a_discrepancy_with_a_reason(
         who = await connection.scalar(
             text("SELECT actor_name FROM audit_log WHERE action = 'discrepancy.resolved'")
         )
+        costs = await connection.scalar(
+            text(
+                "SELECT sum(amount) FROM ledger_postings "
+                "WHERE account = 'platform:operator_costs:live:XOF'"
+            )
+        )
     assert who == "fatou@cauri.example"
+    assert costs == -350
 
 
 async def test_a_viewer_has_no_discrepancy_queue(

@@ -127,7 +127,9 @@ async def count(runtime: Runtime, sql: str, **params: Any) -> int:
 
 
 _PLAN_MONEY = text(
-    "SELECT coalesce(sum(p.amount) FILTER (WHERE p.account NOT LIKE 'operator:%'), 0), "
+    # Money inside Cauri: not at the operators (their clearing accounts, connectors' wallets).
+    "SELECT coalesce(sum(p.amount) FILTER (WHERE p.account NOT LIKE 'operator:%' "
+    "                                      AND p.account NOT LIKE 'connector:%'), 0), "
     "       coalesce(sum(p.amount) "
     "                FILTER (WHERE p.account LIKE '%:plan:' || :plan || ':escrow:%'), 0), "
     "       coalesce(sum(p.amount) FILTER (WHERE t.kind = 'plan_release' AND p.amount > 0), 0), "

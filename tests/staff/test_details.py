@@ -82,7 +82,10 @@ async def test_a_live_payment_and_its_refund(
     trail = seen.trail
     assert _ledger(trail) == [
         ("payment", payment["reference"], [("operator", -1000), ("merchant", 1000)]),
+        # MTN carried it out: from its clearing account to the connector account's wallet.
+        ("carried", payment["reference"], [("connector", -1000), ("operator", 1000)]),
         ("refund", refund["reference"], [("merchant", -300), ("operator", 300)]),
+        ("carried", refund["reference"], [("connector", 300), ("operator", -300)]),
     ]
     assert _sums(trail) == {0}
     assert [(op.operation.action, op.operation.subject_ref) for op in trail.operations] == [

@@ -27,10 +27,11 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 from urllib.parse import urlsplit
 
 import structlog
-from sqlalchemy import func, literal, select, text, update
+from sqlalchemy import Row, func, literal, select, text, update
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -42,6 +43,7 @@ from cauri.kit.errors import Conflict, NotFound, Unauthorized
 from cauri.kit.ids import parse_uuid
 from cauri.kit.money import EXPONENT
 from cauri.kit.wording import status_word
+from cauri.ledger import movements
 from cauri.models import OperatorExchange, OperatorOperation
 from cauri.operators.exchange import MAX_RECORDED
 from cauri.operators.protocol import (
@@ -308,13 +310,35 @@ async def _settle(
                 settled_at=now,
                 updated_at=now,
             )
-            .returning(OperatorOperation.subject, OperatorOperation.subject_ref)
+            .returning(
+                OperatorOperation.subject,
+                OperatorOperation.subject_ref,
+                OperatorOperation.action,
+                OperatorOperation.connector,
+                OperatorOperation.operator,
+                OperatorOperation.livemode,
+                OperatorOperation.request,
+            )
         )
     ).one_or_none()
     if settled is None:
         return  # settled already, by another answer
-    subject, subject_ref = settled
-    await _kind(subject).apply(session, runtime, subject_ref, result)
+    await _kind(settled.subject).apply(session, runtime, settled.subject_ref, result)
+    if result.outcome is Outcome.SUCCEEDED:
+        # The connector account's wallet moved, whatever its subject's domain made of it.
+        await movements.carried(session, _carried(settled), now)
+
+
+def _carried(settled: Row[Any]) -> movements.Carried:
+    amount = int(settled.request["amount"])
+    return movements.Carried(
+        connector=settled.connector,
+        operator=settled.operator,
+        livemode=settled.livemode,
+        currency=settled.request["currency"],
+        into_wallet=amount if settled.action == Action.COLLECT else -amount,
+        reference=settled.subject_ref,
+    )
 
 
 # The kinds of request an operator may report for each action: one that cannot refund the

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cauri.audit.actor import Actor
+from cauri.cli.acting import AsOption, TotpOption, acting, held
 from cauri.cli.common import in_transaction, with_runtime
 from cauri.cli.output import JsonFlag, echo_json, echo_record, echo_table
 
@@ -104,6 +105,7 @@ def run_day(
             "new": run.added,
             "closed": run.closed,
             "asked_again": run.asked,
+            "booked": run.booked,
         }
 
     echo_record(in_transaction(work), as_json)
@@ -154,15 +156,33 @@ def show_discrepancy(discrepancy_id: int, as_json: JsonFlag = False) -> None:
 def resolve_discrepancy(
     discrepancy_id: int,
     reason: Annotated[str, typer.Option("--reason", help="What resolves it.")],
+    book: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--book",
+            help="A part of the correcting entry, COUNTERPART=AMOUNT in major units, "
+            "negative when taken from it (merchant:ID, fees, operator_costs, suspense, "
+            "clearing:OPERATOR); repeated for several. The wallet takes the rest.",
+        ),
+    ] = None,
+    as_email: AsOption = None,
+    totp_code: TotpOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Closes a discrepancy with what was found, in the audit log."""
+    """Closes a discrepancy with what was found, in the audit log; with --book, the money
+    it moves too. A correction above the platform's `payout-dual-approval-above` is only
+    asked: a second person approves it (`cauri approvals approve`)."""
+    from cauri.models import MoneyApproval
     from cauri.reconciliation import service
+    from cauri.staff import actions
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        resolved = await service.resolve(
-            session, Actor.cli(), discrepancy_id, reason, runtime.clock.now()
+        actor = await acting(session, runtime, as_email, totp_code)
+        done = await actions.resolve_discrepancy(
+            session, runtime, actor, discrepancy_id, reason, book or ()
         )
-        return service.summary(resolved)
+        if isinstance(done, MoneyApproval):
+            return held(done)
+        return await service.detail(session, done.id)
 
     echo_record(in_transaction(work), as_json)

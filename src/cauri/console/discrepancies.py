@@ -1,24 +1,28 @@
 """Finance's queue of differences with the operators (cauri.reconciliation): the open ones,
 oldest day first (all with `?tous=1`), each with what the operator's line and Cauri's
 operation say; finance resolves one with a reason, in the audit log, as `cauri reconcile
-resolve` does. Reading and resolving take the finance permission, `exports`."""
+resolve` does. Reading and resolving take the finance permission, `exports`; a resolution
+that books a correcting entry takes `balances.credit` too, and a second person above the
+platform's dual-approval amount (Approbations)."""
 
 from __future__ import annotations
 
 from fastapi import Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.console.acting import actor
+from cauri.console.acting import actor, may, permission
 from cauri.console.auth import Staff
 from cauri.console.pages import Pages
 from cauri.console.rendering import redirect, render
 from cauri.console.security import PREFIX
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.db import attempt
-from cauri.kit.errors import CauriError
+from cauri.kit.errors import CauriError, InvalidRequest
+from cauri.models import MoneyApproval
 from cauri.reconciliation import service
 from cauri.reconciliation.kinds import LABELS
 from cauri.signin.forms import posted
+from cauri.staff import actions
 from cauri.staff.roles import Permission
 
 PATH = "/discrepancies"
@@ -37,6 +41,7 @@ async def _queue(
         "every": every,
         "refusal": refusal,
         "resolved": request.query_params.get("resolu"),
+        "asked": request.query_params.get("demande"),
     }
     return render(
         request, "console/discrepancies.html", context, refusal.http_status if refusal else 200
@@ -56,11 +61,23 @@ async def resolve(
     runtime: RuntimeDep,
     discrepancy_id: int,
 ) -> Response:
-    reason = (await posted(request)).get("reason") or ""
+    fields = await posted(request)
+    reason = fields.get("reason") or ""
+    # One part of the correcting entry a line, as `--book` takes them.
+    book = [line.strip() for line in (fields.get("book") or "").splitlines() if line.strip()]
+    if book and not may(staff, permission(actions.RESOLVE_DISCREPANCY)):
+        refused = InvalidRequest.field(
+            "book", "Écrire une correction demande le droit de créditer des soldes (finance)."
+        )
+        return await _queue(request, session, refused)
     done = await attempt(
         session,
-        lambda: service.resolve(session, actor(staff), discrepancy_id, reason, runtime.clock.now()),
+        lambda: actions.resolve_discrepancy(
+            session, runtime, actor(staff), discrepancy_id, reason, book
+        ),
     )
     if isinstance(done, CauriError):
         return await _queue(request, session, done)
+    if isinstance(done, MoneyApproval):
+        return redirect(f"{PREFIX}{PATH}?demande={discrepancy_id}")
     return redirect(f"{PREFIX}{PATH}?resolu={discrepancy_id}")

@@ -29,6 +29,11 @@ KINDS_FR = {
     "penalties": "pénalités",
     "topups": "source des crédits",
     "clearing": "compensation opérateur",
+    "wallet": "portefeuille chez l'opérateur",
+    "bank": "banque de la plateforme",
+    "operator_costs": "frais des opérateurs",
+    "suspense": "en attente d'affectation",
+    "receivable": "dû par le marchand",
 }
 CHECKS_FR = {
     UNBALANCED: "Transactions dont les écritures ne s'annulent pas",

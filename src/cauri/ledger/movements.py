@@ -21,6 +21,7 @@ from cauri.ledger.service import (
     Debit,
     Entry,
     NewTransaction,
+    Overdraft,
     appendable,
     balance,
     debitable,
@@ -36,6 +37,12 @@ class Movement(StrEnum):
     PAID_OUT = "payout"  # a payout sent from the merchant's balance
     REFUNDED = "refund"  # one payment's refund sent to its payer
     TOPPED_UP = "topup"  # a bank transfer to the merchant's balance
+    # What moved a connector account's wallet at its operator (cauri.reconciliation):
+    CARRIED = "carried"  # one of Cauri's operations, carried out (operator clearing ↔ wallet)
+    WALLET_OPENING = "wallet_opening"  # its balance when Cauri first read its statement
+    WALLET_TOPUP = "wallet_topup"  # the platform's bank to the wallet
+    WALLET_SETTLEMENT = "wallet_settlement"  # the wallet to the platform's bank
+    CORRECTED = "correction"  # a discrepancy finance resolved with money
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,11 @@ def escrow_of(merchant_id: str, plan_id: str, livemode: bool, currency: str) -> 
 
 def _revenue(name: str, holder: Holder, amount: int) -> Entry:
     return Entry(accounts.platform(name, holder.livemode, holder.currency), amount)
+
+
+def _wallet(connector: str, livemode: bool, currency: str, into: int) -> Entry:
+    # Money into the wallet is a debit of its (external) account.
+    return Entry(accounts.connector_wallet(connector, livemode, currency), -into)
 
 
 def _clearing(operator: str, holder: Holder, amount: int) -> Entry:
@@ -219,3 +231,140 @@ async def topped_up(
         [Entry(source, -amount), Entry(into.account, amount)],
         at,
     )
+
+
+@dataclass(frozen=True)
+class Carried:
+    """A live operation a connector account carried out: `into_wallet` (signed: a
+    collection's amount in, a disbursement's out) moves from the operator's clearing account,
+    where its domain booked it, to the connector account's wallet."""
+
+    connector: str
+    operator: str
+    livemode: bool
+    currency: str
+    into_wallet: int
+    reference: str  # its subject's (the payment, payout, refund): beside its domain's own
+
+
+async def carried(session: AsyncSession, carried: Carried, at: datetime) -> None:
+    clearing = accounts.operator_clearing(carried.operator, carried.livemode, carried.currency)
+    wallet = _wallet(carried.connector, carried.livemode, carried.currency, carried.into_wallet)
+    await _record(
+        session,
+        Movement.CARRIED,
+        carried.reference,
+        [wallet, Entry(clearing, carried.into_wallet)],
+        at,
+    )
+
+
+async def wallet_moved(
+    session: AsyncSession,
+    movement: Movement,
+    *,
+    connector: str,
+    livemode: bool,
+    currency: str,
+    into_wallet: int,
+    reference: str,
+    at: datetime,
+) -> None:
+    """Between the platform's bank and a wallet, outside Cauri's operations: its opening
+    balance, a top-up, a settlement (`into_wallet` negative)."""
+    bank = accounts.platform_bank(livemode, currency)
+    await _record(
+        session,
+        movement,
+        reference,
+        [_wallet(connector, livemode, currency, into_wallet), Entry(bank, into_wallet)],
+        at,
+    )
+
+
+async def wallet_balance(
+    session: AsyncSession, connector: str, livemode: bool, currency: str
+) -> int:
+    """What the ledger says is in the wallet now (the operator's sign: money in is
+    positive)."""
+    return -await balance(session, accounts.connector_wallet(connector, livemode, currency))
+
+
+class Counterpart(StrEnum):
+    """What a correcting entry may move money to or from, beside a wallet."""
+
+    MERCHANT = "merchant"  # a merchant's balance (owner: its id)
+    FEES = "fees"  # the platform's fee revenue
+    OPERATOR_COSTS = "operator_costs"  # the platform's expense
+    SUSPENSE = "suspense"  # money whose owner is not known yet
+    CLEARING = "clearing"  # an operator's clearing account (owner: the operator's code)
+
+
+@dataclass(frozen=True)
+class Part:
+    """`amount` to `counterpart` (negative: taken from it)."""
+
+    counterpart: Counterpart
+    amount: int
+    owner: str | None = None
+
+    def account(self, livemode: bool, currency: str) -> Account:
+        owner = self.owner or ""
+        match self.counterpart:
+            case Counterpart.MERCHANT:
+                return accounts.merchant_available(owner, livemode, currency)
+            case Counterpart.FEES:
+                return accounts.platform("fees", livemode, currency)
+            case Counterpart.OPERATOR_COSTS:
+                return accounts.operator_costs(livemode, currency)
+            case Counterpart.SUSPENSE:
+                return accounts.suspense(livemode, currency)
+            case Counterpart.CLEARING:
+                return accounts.operator_clearing(owner, livemode, currency)
+
+
+@dataclass(frozen=True)
+class Correction:
+    """A correcting entry of a connector account's wallet: each part to its counterpart,
+    the wallet taking the rest (a part of 100 to a merchant with nothing else: 100 came into
+    the wallet for that merchant)."""
+
+    connector: str
+    livemode: bool
+    currency: str
+    parts: tuple[Part, ...]
+    reference: str  # what it corrects (the discrepancy)
+
+    def entries(self) -> list[Entry]:
+        posted = [Entry(p.account(self.livemode, self.currency), p.amount) for p in self.parts]
+        into = sum(p.amount for p in self.parts)
+        return [*posted, _wallet(self.connector, self.livemode, self.currency, into)]
+
+
+_ATTEMPTS = 5
+
+
+async def corrected(session: AsyncSession, correction: Correction, at: datetime) -> list[Entry]:
+    """Posts the correction; returns its entries as posted. What a merchant's balance cannot
+    cover is taken from what it has and the rest held as its receivable (never an
+    overdraft); a balance that moves meanwhile is read again."""
+    entries = correction.entries()
+    for _ in range(_ATTEMPTS):
+        try:
+            await _record(session, Movement.CORRECTED, correction.reference, entries, at)
+            return [entry for entry in entries if entry.amount]
+        except Overdraft as short:
+            entries = _with_receivable(entries, short)
+    raise RuntimeError("a merchant's balance kept moving: correction not posted")
+
+
+def _with_receivable(entries: list[Entry], short: Overdraft) -> list[Entry]:
+    merchant_id = short.account.code.split(":")[1]
+    receivable = accounts.merchant_receivable(
+        merchant_id, short.account.livemode, short.account.currency
+    )
+    debit = -sum(e.amount for e in entries if e.account == short.account)
+    covered = max(short.balance, 0)
+    rest = [e for e in entries if e.account not in (short.account, receivable)]
+    owed = debit - covered + -sum(e.amount for e in entries if e.account == receivable)
+    return [*rest, Entry(short.account, -covered), Entry(receivable, -owed)]

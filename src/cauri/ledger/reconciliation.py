@@ -5,9 +5,9 @@ aggregate per statement, whatever their number; no row is fetched but the discre
 - `unbalanced`: every transaction's postings sum to zero in each currency;
 - `stale_head`: a guarded account's head (`ledger_accounts.balance`, what debits fold into)
   holds the sum of its folded postings (its credits not folded yet are outside it by design);
-- `negative`: no account but an external one (operator clearing, top-up sources, which
-  mirror money outside Cauri) is below zero: merchants' balances, plans' escrows, platform
-  revenue.
+- `negative`: no account but an external one (operator clearing and wallets, top-up
+  sources, the platform's bank, what merchants owe, which mirror money outside Cauri) or an
+  expense is below zero: merchants' balances, plans' escrows, platform revenue.
 Each statement reads one snapshot, in which every committed transaction left the invariant
 true: a check run while money moves finds no false discrepancy.
 """
@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import TextClause, text
+from sqlalchemy import Text, TextClause, bindparam, text
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from cauri.ledger import accounts
@@ -43,13 +44,11 @@ _CHECKS: dict[str, TextClause] = {
         "FROM ledger_accounts a LEFT JOIN folded f ON f.account = a.code "
         "WHERE a.balance <> coalesce(f.total, 0) ORDER BY a.code LIMIT :limit"
     ),
-    # External accounts are the ones `accounts.operator_clearing` and `accounts.topup_source`
-    # name (Kind.EXTERNAL).
     NEGATIVE: text(
         "SELECT count(*) OVER (), account, currency, sum(amount), 0 FROM ledger_postings "
-        "WHERE account NOT LIKE 'operator:%:clearing:%' AND account NOT LIKE 'platform:topups:%' "
+        "WHERE NOT account LIKE ANY (:may_be_negative) "
         "GROUP BY account, currency HAVING sum(amount) < 0 ORDER BY account LIMIT :limit"
-    ),
+    ).bindparams(bindparam("may_be_negative", list(accounts.MAY_BE_NEGATIVE), ARRAY(Text()))),
 }
 _COVERED = text(
     "SELECT (SELECT count(*) FROM ledger_transactions), (SELECT count(*) FROM ledger_postings), "
@@ -117,8 +116,9 @@ _BALANCES = text(
 @dataclass(frozen=True)
 class AccountBalance:
     """One account, or (kind `escrow`) all the escrows of a merchant's plans in one
-    environment and currency. `owner`: the merchant's id, the operator's code, or
-    `platform`. `kind`: available, escrow, fees, plan_fees, penalties, topups, clearing."""
+    environment and currency. `owner`: the merchant's id, the operator's code, the
+    connector account's name, or `platform`. `kind`: available, escrow, receivable, fees,
+    plan_fees, penalties, topups, clearing, wallet, bank, operator_costs, suspense."""
 
     code: str
     kind: str
@@ -135,7 +135,7 @@ def _described(shown: str, currency: str, total: int, count: int) -> AccountBala
     owner_kind, _, rest = head.partition(":")
     if owner_kind == "merchant":
         owner, _, kind = rest.rpartition(":")
-    elif owner_kind == "operator":
+    elif owner_kind in ("operator", "connector"):
         owner, _, kind = rest.partition(":")
     else:
         owner, kind = owner_kind, rest

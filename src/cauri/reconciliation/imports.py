@@ -13,7 +13,7 @@ from datetime import date, datetime
 from itertools import islice
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit import log
@@ -58,6 +58,9 @@ def digest_of(path: Path) -> str:
     return sha.hexdigest()
 
 
+_ONE_AT_A_TIME = text("SELECT pg_advisory_xact_lock(7246, hashtext(:connector || :digest))")
+
+
 async def import_file(
     session: AsyncSession,
     connector: str,
@@ -77,6 +80,9 @@ async def import_file(
     if read is None:
         raise InvalidRequest(f"Aucun format de relevé connu pour les connecteurs {account.kind}.")
     digest = digest_of(path)
+    # The same file twice at once (two fetches of a day): the second waits for the first's
+    # commit, then finds it.
+    await session.execute(_ONE_AT_A_TIME, {"connector": connector, "digest": digest})
     taken = await session.scalar(
         select(OperatorStatement.id).where(
             OperatorStatement.connector == connector, OperatorStatement.digest == digest

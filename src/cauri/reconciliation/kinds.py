@@ -15,6 +15,7 @@ class DiscrepancyKind(StrEnum):
     DUPLICATE_AT_OPERATOR = "duplicate_at_operator"
     FEE_TAKEN = "fee_taken"
     LEDGER_DIFFERS = "ledger_differs"
+    BALANCE_DIFFERS = "balance_differs"
 
 
 LABELS: dict[str, str] = {
@@ -26,4 +27,5 @@ LABELS: dict[str, str] = {
     DiscrepancyKind.DUPLICATE_AT_OPERATOR: "En double chez l'opérateur",
     DiscrepancyKind.FEE_TAKEN: "Frais prélevés par l'opérateur",
     DiscrepancyKind.LEDGER_DIFFERS: "Réussie sans l'écriture attendue au grand livre",
+    DiscrepancyKind.BALANCE_DIFFERS: "Solde du portefeuille différent en fin de journée",
 }

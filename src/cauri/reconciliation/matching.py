@@ -17,13 +17,15 @@ operator at 00:01 is no discrepancy on either day.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.calls import jobs as call_jobs
+from cauri.reconciliation import wallets
 from cauri.reconciliation.kinds import DiscrepancyKind
+from cauri.reconciliation.wallets import day_bounds
 
 _UUID = "'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'"
 _OPERATIONS = "('collect', 'disburse', 'refund')"
@@ -223,7 +225,9 @@ _FOUND = text(
                coalesce(sum(p.amount) FILTER (
                    WHERE p.account LIKE 'operator:%:clearing:live:%'), 0) AS posted
         FROM day_operations o
-        LEFT JOIN ledger_transactions t ON t.reference = o.subject_ref AND t.livemode
+        -- Its subject's own movements (a collection's id is its payment's: not the wallet's).
+        LEFT JOIN ledger_transactions t
+          ON t.reference = o.subject_ref AND t.livemode AND t.kind <> 'carried'
         LEFT JOIN ledger_postings p ON p.transaction_id = t.id
         WHERE o.status = 'succeeded'
         GROUP BY o.id, o.subject_ref, o.currency, o.action, o.amount
@@ -236,6 +240,12 @@ _FOUND = text(
         SELECT currency, fee FROM recon_lines WHERE of_day AND fee <> 0
         UNION ALL
         SELECT currency, -amount FROM recon_lines WHERE of_day AND kind = 'fee'
+        UNION ALL
+        -- A reversal that gives back more than its payout sent gives its fee back (Wave).
+        SELECT r.currency, -(r.amount + s.amount)
+        FROM matched r JOIN matched s ON s.operation_id = r.operation_id
+        WHERE r.of_day AND r.status = 'failed' AND s.status = 'succeeded' AND s.nth = 1
+          AND s.amount < 0 AND r.amount + s.amount > 0
     ) fees
     GROUP BY currency HAVING sum(fee) <> 0
     """  # noqa: S608
@@ -292,6 +302,8 @@ _PENDING_SHOWN_FINAL = text(
 
 _COUNTS = text("SELECT kind, count(*) FROM recon_found GROUP BY kind")
 
+_ONE_AT_A_TIME = text("SELECT pg_advisory_xact_lock(7245, hashtext(:connector))")
+
 
 @dataclass(frozen=True)
 class Run:
@@ -303,11 +315,7 @@ class Run:
     added: int  # new this run
     closed: int  # found by an earlier run, gone now
     asked: int  # pending operations asked again
-
-
-def day_bounds(day: date) -> tuple[datetime, datetime]:
-    start = datetime.combine(day, time(), tzinfo=UTC)
-    return start, start + timedelta(days=1)
+    booked: int  # wallet movements booked (cauri.reconciliation.wallets)
 
 
 async def run(session: AsyncSession, connector: str, day: date, now: datetime) -> Run:
@@ -321,6 +329,8 @@ async def run(session: AsyncSession, connector: str, day: date, now: datetime) -
         "wide_start": start - timedelta(days=1),
         "wide_end": end + timedelta(days=1),
     }
+    # One run of a connector at a time: each books the wallet's movements once.
+    await session.execute(_ONE_AT_A_TIME, {"connector": connector})
     for table in _TABLES:
         await session.execute(text(table))
     await session.execute(_LINES, bounds)
@@ -332,6 +342,8 @@ async def run(session: AsyncSession, connector: str, day: date, now: datetime) -
     await session.execute(_BY_LIKENESS, bounds)
     await session.execute(text("ANALYZE recon_matches"))
     await session.execute(_FOUND, bounds)
+    booked = await wallets.book(session, connector)
+    await wallets.compare(session, connector, day, end)
     found = {kind: int(n) for kind, n in (await session.execute(_COUNTS)).all()}
     pending = list((await session.scalars(_PENDING_SHOWN_FINAL)).all())
     for operation_id in pending:
@@ -361,4 +373,5 @@ async def run(session: AsyncSession, connector: str, day: date, now: datetime) -
         added=row.added,
         closed=row.closed,
         asked=len(pending),
+        booked=booked.openings + booked.movements,
     )

@@ -1,10 +1,14 @@
-"""Finance's queue of discrepancies: read, and resolved by a person with a reason, audited."""
+"""Finance's queue of discrepancies: read, and resolved by a person with a reason, audited;
+where money must move, with a correcting entry of the connector account's wallet
+(cauri.ledger.movements.Correction), which two people approve above the platform's
+dual-approval amount (cauri.staff.actions.resolve_discrepancy)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from sqlalchemy import select
@@ -12,10 +16,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit import log
 from cauri.audit.actor import Actor
-from cauri.kit.errors import Conflict, InvalidRequest, NotFound
-from cauri.models import OperatorOperation
+from cauri.kit.errors import CauriError, Conflict, InvalidRequest, NotFound
+from cauri.kit.money import decimal_text, to_minor
+from cauri.ledger import movements
+from cauri.ledger.movements import Counterpart, Part
+from cauri.models import LedgerPosting, LedgerTransaction, Merchant, OperatorOperation
 from cauri.models.statements import Discrepancy, StatementLine
+from cauri.operators import catalogue
 from cauri.reconciliation.kinds import LABELS
+from cauri.reconciliation.wallets import LIVE
 
 RESOURCE = "discrepancy"
 
@@ -90,6 +99,19 @@ async def detail(session: AsyncSession, discrepancy_id: int) -> dict[str, Any]:
             "phone_number": line.phone_number,
             "at": line.at.isoformat(),
         }
+    correction = (
+        await session.execute(
+            select(LedgerPosting.account, LedgerPosting.amount)
+            .join(LedgerTransaction, LedgerTransaction.id == LedgerPosting.transaction_id)
+            .where(
+                LedgerTransaction.reference == f"discrepancy:{discrepancy.id}",
+                LedgerTransaction.kind == str(movements.Movement.CORRECTED),
+            )
+            .order_by(LedgerPosting.id)
+        )
+    ).all()
+    if correction:
+        shown["correction"] = {account: amount for account, amount in correction}
     if discrepancy.operation_id is not None:
         operation = await session.get(OperatorOperation, discrepancy.operation_id)
         if operation is not None:
@@ -106,14 +128,56 @@ async def detail(session: AsyncSession, discrepancy_id: int) -> dict[str, Any]:
     return shown
 
 
-async def resolve(
-    session: AsyncSession, actor: Actor, discrepancy_id: int, reason: str, now: datetime
-) -> Discrepancy:
-    """Closed by a person with what they found, in the audit log. Money that must move
-    moves by its own action (a balance's credit, an operation settled by hand), named in
-    the reason."""
-    if not reason.strip():
-        raise InvalidRequest.field("reason", "Indiquez ce qui résout l'écart.")
+def part(written: str, currency: str) -> Part:
+    """One part of a correcting entry as finance writes it: `COUNTERPART=AMOUNT`, the
+    amount in major units, negative when taken from the counterpart (`merchant:ID=-9800`,
+    `operator_costs=-150`, `suspense=2500`, `fees=-200`, `clearing:mtn=9800`)."""
+    target, equals, amount = written.partition("=")
+    kind, _, owner = target.strip().partition(":")
+    try:
+        counterpart = Counterpart(kind)
+        minor = to_minor(Decimal(amount.strip()), currency, "book")
+    except (ValueError, InvalidOperation, CauriError):
+        raise InvalidRequest.field(
+            "book",
+            f"« {written} » : écrivez CIBLE=MONTANT, la cible parmi "
+            f"{', '.join(c.value for c in Counterpart)}, le montant en {currency}.",
+        ) from None
+    needs_owner = counterpart in (Counterpart.MERCHANT, Counterpart.CLEARING)
+    if not equals or needs_owner != bool(owner) or minor == 0:
+        raise InvalidRequest.field(
+            "book",
+            f"« {written} » : merchant:ID et clearing:OPÉRATEUR nomment leur titulaire, les "
+            "autres non ; le montant n'est pas nul.",
+        )
+    return Part(counterpart, minor, owner or None)
+
+
+def moved(parts: Sequence[Part]) -> int:
+    """How much a correction moves: what its entries credit in all (the wallet's side
+    included), as the dual-approval amount is read."""
+    entries = [p.amount for p in parts] + [-sum(p.amount for p in parts)]
+    return sum(amount for amount in entries if amount > 0)
+
+
+def parts_shown(parts: Sequence[Part], currency: str) -> list[str]:
+    return [
+        f"{p.counterpart.value}{'' if p.owner is None else ':' + p.owner}="
+        f"{decimal_text(p.amount, currency)}"
+        for p in parts
+    ]
+
+
+async def _check_owners(session: AsyncSession, parts: Sequence[Part]) -> None:
+    for p in parts:
+        if p.counterpart is Counterpart.MERCHANT and await session.get(Merchant, p.owner) is None:
+            raise InvalidRequest.field("book", f"Aucun marchand {p.owner}.")
+        if p.counterpart is Counterpart.CLEARING and catalogue.find(p.owner or "") is None:
+            raise InvalidRequest.field("book", f"Aucun opérateur {p.owner} au catalogue.")
+
+
+async def locked_open(session: AsyncSession, discrepancy_id: int) -> Discrepancy:
+    """The discrepancy, locked, still open."""
     discrepancy = (
         await session.scalars(
             select(Discrepancy).where(Discrepancy.id == discrepancy_id).with_for_update()
@@ -123,7 +187,41 @@ async def resolve(
         raise NotFound(f"Aucun écart {discrepancy_id}.")
     if discrepancy.resolved_at is not None:
         raise Conflict(f"L'écart {discrepancy_id} est déjà résolu ({discrepancy.resolution}).")
+    return discrepancy
+
+
+async def resolve(
+    session: AsyncSession,
+    actor: Actor,
+    discrepancy_id: int,
+    reason: str,
+    now: datetime,
+    parts: Sequence[Part] = (),
+) -> Discrepancy:
+    """Closed by a person with what they found, in the audit log; with `parts`, the
+    correcting entry they book, in the same transaction (a merchant's debit its balance
+    cannot cover is held as its receivable: cauri.ledger.movements.corrected)."""
+    if not reason.strip():
+        raise InvalidRequest.field("reason", "Indiquez ce qui résout l'écart.")
+    discrepancy = await locked_open(session, discrepancy_id)
+    await _check_owners(session, parts)
     before = summary(discrepancy)
+    after = summary(discrepancy)
+    if parts:
+        if discrepancy.currency is None:
+            raise InvalidRequest.field("book", "Cet écart n'a pas de devise : rien à écrire.")
+        posted = await movements.corrected(
+            session,
+            movements.Correction(
+                connector=discrepancy.connector,
+                livemode=LIVE,
+                currency=discrepancy.currency,
+                parts=tuple(parts),
+                reference=f"discrepancy:{discrepancy.id}",
+            ),
+            now,
+        )
+        after["correction"] = {entry.account.code: entry.amount for entry in posted}
     discrepancy.resolved_at = now
     discrepancy.resolved_by = actor.name
     discrepancy.resolution = reason.strip()
@@ -134,7 +232,7 @@ async def resolve(
         RESOURCE,
         str(discrepancy.id),
         before,
-        summary(discrepancy),
+        after | summary(discrepancy),
         reason,
         at=now,
     )

@@ -31,6 +31,7 @@ from cauri.kit.errors import CauriError, Conflict, InvalidRequest, MerchantInact
 from cauri.kit.ids import parse_uuid
 from cauri.kit.money import to_minor
 from cauri.ledger import holdings
+from cauri.ledger.movements import Counterpart, Part
 from cauri.merchants.caller import Caller
 from cauri.merchants.service import NewMerchant
 from cauri.merchants.service import merchants as merchant_service
@@ -52,6 +53,7 @@ from cauri.models import (
     WebhookDelivery,
     WebhookEndpoint,
 )
+from cauri.models.statements import Discrepancy
 from cauri.operators import catalogue
 from cauri.operators.protocol import CheckReport, Outcome
 from cauri.payout_batches.schemas import PayoutBatchCreate
@@ -62,6 +64,7 @@ from cauri.people.accounts import IssuedLink
 from cauri.people.realm import MERCHANT, STAFF
 from cauri.plans import resolution, settlement
 from cauri.platform.service import check_currency, update_settings
+from cauri.reconciliation import service as discrepancies
 from cauri.runtime import Runtime
 from cauri.staff import approvals, reconciliation
 from cauri.staff.exports import ExportFilter
@@ -94,6 +97,8 @@ REJECT_PAYOUT = StaffAction("payout.reject", "payouts.approve", "payout")
 # Payouts from a merchant's balance on the staff's word (`cauri payouts batch`): finance's.
 CREATE_PAYOUT_BATCH = StaffAction("payout_batch.create", "payouts.approve", "payout_batch")
 RESUME_PAYOUT_BATCH = StaffAction("payout_batch.resume", "payouts.approve", "payout_batch")
+# A discrepancy resolved with money (a reason alone is finance's `exports`).
+RESOLVE_DISCREPANCY = StaffAction("discrepancy.resolve", "balances.credit", "discrepancy")
 # Both move a failed plan's escrow, or an operation's money, on a person's word: a credit.
 REFUND_PLAN = StaffAction("plan.refund_to", "balances.credit", "plan")
 RELEASE_PLAN = StaffAction("plan.release_to_merchant", "balances.credit", "plan")
@@ -141,6 +146,7 @@ ACTIONS = (
     REJECT_PAYOUT,
     CREATE_PAYOUT_BATCH,
     RESUME_PAYOUT_BATCH,
+    RESOLVE_DISCREPANCY,
     REFUND_PLAN,
     RELEASE_PLAN,
     SETTLE_OPERATION,
@@ -166,7 +172,14 @@ ACTIONS = (
 
 APPROVABLE = {
     action.name: action
-    for action in (CREDIT_BALANCE, REFUND_PLAN, RELEASE_PLAN, SET_SETTINGS, CREATE_PAYOUT_BATCH)
+    for action in (
+        CREDIT_BALANCE,
+        REFUND_PLAN,
+        RELEASE_PLAN,
+        SET_SETTINGS,
+        CREATE_PAYOUT_BATCH,
+        RESOLVE_DISCREPANCY,
+    )
 }
 
 
@@ -722,6 +735,42 @@ async def _create_payout_batch(
     return batch, created
 
 
+async def resolve_discrepancy(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Actor,
+    discrepancy_id: int,
+    reason: str,
+    written: Sequence[str] = (),
+) -> Discrepancy | MoneyApproval:
+    """exports, and balances.credit with money (`written`: the correcting entry's parts,
+    cauri.reconciliation.service.part). A correction that moves more than the platform's
+    dual-approval amount in its currency is only asked: a second person approves it."""
+    found = await discrepancies.locked_open(session, discrepancy_id)
+    currency = found.currency or ""
+    parts = [discrepancies.part(text, currency) for text in written]
+    if parts and await approvals.needs_two(
+        session, livemode=True, amount=discrepancies.moved(parts), currency=currency
+    ):
+        if not reason.strip():
+            raise InvalidRequest.field("reason", "Indiquez ce qui résout l'écart.")
+        return await _ask(
+            session,
+            runtime,
+            actor,
+            RESOLVE_DISCREPANCY,
+            str(discrepancy_id),
+            amount=discrepancies.moved(parts),
+            currency=currency,
+            livemode=True,
+            params={"parts": [[p.counterpart.value, p.amount, p.owner] for p in parts]},
+            reason=reason.strip(),
+        )
+    return await discrepancies.resolve(
+        session, actor, discrepancy_id, reason, runtime.clock.now(), parts
+    )
+
+
 async def resume_payout_batch(
     session: AsyncSession, runtime: Runtime, actor: Actor, reference: str
 ) -> PayoutBatch:
@@ -997,6 +1046,15 @@ async def approve_action(
             subject,
             True,
             PayoutBatchCreate.model_validate(asked["body"]),
+        )
+    elif kind == RESOLVE_DISCREPANCY.name:
+        await discrepancies.resolve(
+            session,
+            actor,
+            int(subject),
+            pending.reason or "",
+            runtime.clock.now(),
+            [Part(Counterpart(c), int(amount), owner) for c, amount, owner in asked["parts"]],
         )
     elif kind == SET_SETTINGS.name:
         changes = {

@@ -1,0 +1,189 @@
+"""A connector account's wallet in the ledger, against what its operator states.
+
+Cauri's operations move the wallet as they are carried out (cauri.calls books each one).
+What moves it outside them comes from the statements and is booked here, each once: its
+opening balance (from the first statement that states one: what the wallet held before
+Cauri read it, less what Cauri had booked by then) and the top-ups and settlements between
+it and the platform's bank. The operator's fees are finance's to book (a `fee_taken`
+discrepancy resolved with money). Then the wallet's balance at the end of a day can be
+compared with the closing balance the operator states for it (`balance_differs`).
+
+Runs inside a reconciliation run (cauri.reconciliation.matching), over its temporary
+tables of the day's lines and matches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.ledger import accounts, movements
+from cauri.ledger.movements import Movement
+
+LIVE = True  # statements are of live wallets: sandboxes move no money to reconcile
+
+# The opening balance of each currency: the first statement (by the days it covers) that
+# states one.
+_OPENINGS = text(
+    """
+    SELECT DISTINCT ON (stated.currency) stated.currency, stated.amount, s.first_day
+    FROM operator_statements s,
+         jsonb_each_text(s.opening_balances) AS stated(currency, amount)
+    WHERE s.connector = :connector AND s.first_day IS NOT NULL
+    ORDER BY stated.currency, s.first_day, s.imported_at, s.id
+    """
+)
+
+_BOOKED = text("SELECT EXISTS (SELECT 1 FROM ledger_transactions WHERE reference = :reference)")
+
+# What the wallet's account holds from the postings of transactions before `end`.
+_POSTED_BEFORE = text(
+    """
+    SELECT coalesce(sum(p.amount), 0)
+    FROM ledger_postings p JOIN ledger_transactions t ON t.id = p.transaction_id
+    WHERE p.account = :wallet AND t.created_at < :end
+    """
+)
+
+# The day's top-ups and settlements not booked yet (an operator's own id is its line's
+# reference in the ledger, whichever statement gave it).
+_MOVEMENTS = text(
+    """
+    SELECT l.kind, l.operator_id, l.amount, l.currency, l.at
+    FROM recon_lines l
+    WHERE l.of_day AND l.kind IN ('topup', 'settlement') AND l.status = 'succeeded'
+      AND NOT EXISTS (
+          SELECT 1 FROM ledger_transactions t
+          WHERE t.reference = :prefix || l.operator_id
+            AND t.kind IN ('wallet_topup', 'wallet_settlement')
+      )
+    ORDER BY l.at, l.id
+    """
+)
+
+# The closing balances the operator states for the day: the latest statement ending on it.
+_CLOSINGS = text(
+    """
+    SELECT DISTINCT ON (stated.currency) stated.currency, stated.amount
+    FROM operator_statements s,
+         jsonb_each_text(s.closing_balances) AS stated(currency, amount)
+    WHERE s.connector = :connector AND s.last_day = :day
+    ORDER BY stated.currency, s.imported_at DESC, s.id DESC
+    """
+)
+
+# Operations the operator booked on one side of midnight and Cauri on the other (a
+# callback a minute late): counted on the operator's side, so that the balances compare.
+_ACROSS_MIDNIGHT = text(
+    """
+    WITH booked AS (
+        SELECT o.subject_ref, min(l.at) AS at
+        FROM recon_matches m
+        JOIN recon_lines l ON l.id = m.line_id
+        JOIN operator_operations o ON o.id = m.operation_id
+        GROUP BY o.subject_ref
+    )
+    SELECT coalesce(sum(p.amount) FILTER (WHERE b.at < :end AND t.created_at >= :end), 0)
+         - coalesce(sum(p.amount) FILTER (WHERE b.at >= :end AND t.created_at < :end), 0)
+    FROM booked b
+    JOIN ledger_transactions t ON t.reference = b.subject_ref AND t.kind = 'carried'
+    JOIN ledger_postings p ON p.transaction_id = t.id AND p.account = :wallet
+    """
+)
+
+_FOUND = text(
+    """
+    INSERT INTO recon_found (kind, about, line_id, operation_id, currency, details)
+    VALUES ('balance_differs', 'balance:' || CAST(:currency AS text), NULL, NULL, :currency,
+            jsonb_build_object('operator', CAST(:stated AS bigint), 'cauri',
+                               CAST(:held AS bigint), 'difference', CAST(:difference AS bigint)))
+    """
+)
+
+
+def day_bounds(day: date) -> tuple[datetime, datetime]:
+    """A UTC day's first instant and the next day's."""
+    start = datetime.combine(day, time(), tzinfo=UTC)
+    return start, start + timedelta(days=1)
+
+
+def _wallet(connector: str, currency: str) -> str:
+    return accounts.connector_wallet(connector, LIVE, currency).code
+
+
+def _reference(connector: str) -> str:
+    return f"{connector}:line:"
+
+
+async def _held_before(session: AsyncSession, connector: str, currency: str, end: datetime) -> int:
+    """The wallet as the ledger has it at `end`, in the operator's sign (money in: positive)."""
+    wallet = _wallet(connector, currency)
+    return -int(await session.scalar(_POSTED_BEFORE, {"wallet": wallet, "end": end}) or 0)
+
+
+@dataclass(frozen=True)
+class Booked:
+    openings: int
+    movements: int
+
+
+async def book(session: AsyncSession, connector: str) -> Booked:
+    """Books what the statements say moved the wallet outside Cauri's operations, once."""
+    openings = 0
+    for currency, stated, first_day in (
+        await session.execute(_OPENINGS, {"connector": connector})
+    ).all():
+        reference = f"{connector}:opening:{currency}"
+        if await session.scalar(_BOOKED, {"reference": reference}):
+            continue
+        start, _ = day_bounds(first_day)
+        held = await _held_before(session, connector, currency, start)
+        # Backdated to the day it is the balance of, so that any day's balance reads it.
+        await movements.wallet_moved(
+            session,
+            Movement.WALLET_OPENING,
+            connector=connector,
+            livemode=LIVE,
+            currency=currency,
+            into_wallet=int(stated) - held,
+            reference=reference,
+            at=start - timedelta(microseconds=1),
+        )
+        openings += 1
+    moved = (await session.execute(_MOVEMENTS, {"prefix": _reference(connector)})).all()
+    for kind, operator_id, amount, currency, at in moved:
+        await movements.wallet_moved(
+            session,
+            Movement.WALLET_TOPUP if kind == "topup" else Movement.WALLET_SETTLEMENT,
+            connector=connector,
+            livemode=LIVE,
+            currency=currency,
+            into_wallet=int(amount),
+            reference=_reference(connector) + operator_id,
+            at=at,
+        )
+    return Booked(openings, len(moved))
+
+
+async def compare(session: AsyncSession, connector: str, day: date, end: datetime) -> None:
+    """Records a `balance_differs` for each currency whose closing balance the operator
+    states for the day and the ledger's wallet does not hold at its end."""
+    for currency, stated in (
+        await session.execute(_CLOSINGS, {"connector": connector, "day": day})
+    ).all():
+        wallet = _wallet(connector, currency)
+        across = int(await session.scalar(_ACROSS_MIDNIGHT, {"wallet": wallet, "end": end}) or 0)
+        held = await _held_before(session, connector, currency, end) - across
+        if held != int(stated):
+            await session.execute(
+                _FOUND,
+                {
+                    "currency": currency,
+                    "stated": int(stated),
+                    "held": held,
+                    "difference": int(stated) - held,
+                },
+            )
