@@ -497,14 +497,15 @@ class PawapayFake:
         twice: Iterable[str] = (),
         omit: Iterable[str] = (),
         amounts: dict[str, str] | None = None,
+        currencies: dict[str, str] | None = None,
         extra: Iterable[dict[str, str]] = (),
         country: str | None = None,
         period: tuple[str, str] | None = None,
     ) -> str:
         """The wallet's statement: a line per completed deposit, payout and refund, in the
         order they were made (of one `country`'s wallet, made within `period`, ISO instants
-        compared as text, when given); `twice` listed twice, `omit` left out, `amounts`
-        changed, then `extra` lines (column name to value)."""
+        compared as text, when given); `twice` listed twice, `omit` left out, `amounts` and
+        `currencies` changed, then `extra` lines (column name to value)."""
         columns = ("Creation Date", "MSISDN", "Transaction ID", "Amount", "Currency")
         columns += ("Country", "MNO", "Type")
         types = {"deposit": "Deposit", "payout": "Payout", "refund": "Refund"}
@@ -526,7 +527,7 @@ class PawapayFake:
                 "MSISDN": payment.phone_number,
                 "Transaction ID": payment.id,
                 "Amount": changed.get(payment.id, shown_amount(payment.amount)),
-                "Currency": payment.currency,
+                "Currency": (currencies or {}).get(payment.id, payment.currency),
                 "Country": payment.provider.country,
                 "MNO": payment.provider.provider,
                 "Type": types[payment.kind],

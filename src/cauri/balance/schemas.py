@@ -45,6 +45,7 @@ BalanceTransactionType = Literal[
     "payout_reversal",
     "refund",
     "refund_reversal",
+    "adjustment",  # finance's correction after a reconciliation (source: `discrepancy:ID`)
 ]
 
 

@@ -42,7 +42,7 @@ class Movement(StrEnum):
     WALLET_OPENING = "wallet_opening"  # its balance when Cauri first read its statement
     WALLET_TOPUP = "wallet_topup"  # the platform's bank to the wallet
     WALLET_SETTLEMENT = "wallet_settlement"  # the wallet to the platform's bank
-    CORRECTED = "correction"  # a discrepancy finance resolved with money
+    CORRECTED = "adjustment"  # a discrepancy finance resolved with money
 
 
 @dataclass(frozen=True)

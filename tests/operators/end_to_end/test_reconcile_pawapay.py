@@ -95,7 +95,7 @@ async def test_each_kind_of_difference_with_a_pawapay_statement_is_found(
     day = runtime.clock.now().date().isoformat()
     _, twice = await paid(client, runtime, worker, merchant)
     _, omitted = await paid(client, runtime, worker, merchant)
-    refunded, _ = await paid(client, runtime, worker, merchant)
+    refunded, relabelled = await paid(client, runtime, worker, merchant)
     await refund_payment(client, merchant, refunded)
     await run(runtime, worker, 30)
     assert await status_of(client, merchant, f"payments/{refunded}") == "refunded"
@@ -111,6 +111,7 @@ async def test_each_kind_of_difference_with_a_pawapay_statement_is_found(
         twice=[twice],
         omit=[omitted],
         amounts={sent: "1500"},
+        currencies={relabelled: "XAF"},
         extra=[
             # A deposit of the wallet's own, and pawaPay's fees for the day.
             {"Creation Date": at, "MSISDN": "22951000000", "Transaction ID": "dep-own-1",
@@ -127,10 +128,13 @@ async def test_each_kind_of_difference_with_a_pawapay_statement_is_found(
         "duplicate_at_operator": 1,
         "missing_at_operator": 1,
         "amount_differs": 1,
+        "currency_differs": 1,
         "missing_at_cauri": 1,
         "fee_taken": 1,
     }
     found = await listed(database_url)
+    assert found["currency_differs"]["operation"] == relabelled
+    assert found["currency_differs"]["details"] == {"operator": "XAF", "cauri": "XOF"}
     assert found["duplicate_at_operator"]["operation"] == twice
     assert found["missing_at_operator"]["operation"] == omitted
     assert found["amount_differs"]["operation"] == sent

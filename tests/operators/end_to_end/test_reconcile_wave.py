@@ -580,6 +580,14 @@ async def test_a_correction_the_merchant_cannot_cover_is_held_as_its_receivable(
         f"connector:{CONNECTOR}:wallet:live:XOF": 500,
     }
     assert await merchant_available(runtime, merchant.id, livemode=True) == 0
+    # The merchant's own books see it: a line of its balance transactions.
+    lines = await client.get(
+        "/api/v1/balance/transactions",
+        params={"type": "adjustment"},
+        headers=merchant.headers(livemode=True),
+    )
+    [line] = lines.json()["data"]
+    assert (line["net"], line["source"]) == (-left, f"discrepancy:{differs['id']}")
     wrong = await run_cli(
         database_url, "reconcile", "resolve", str(differs["id"]), "--reason", "x",
         "--book", "merchant=-5",
