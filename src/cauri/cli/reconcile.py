@@ -81,6 +81,32 @@ def fetch_statement(
     echo_record(with_runtime(work), as_json)
 
 
+@reconcile_cli.command("balances")
+def operator_balances(
+    connector: Annotated[str, typer.Argument(help="The connector account's name.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """The connector account's wallet balance now, per currency, as the operator's API gives
+    it (MTN MoMo, pawaPay, Wave, CinetPay's transfer balance; docs/OPERATORS.md)."""
+    from cauri.kit.money import to_major
+    from cauri.reconciliation.balances import balances
+
+    async def work(runtime: Runtime) -> list[dict[str, Any]]:
+        found = await balances(runtime, connector)
+        return [
+            {"connector": connector, "currency": currency, "balance": to_major(minor, currency)}
+            for currency, minor in sorted(found.items())
+        ]
+
+    rows = with_runtime(work)
+    if as_json:
+        echo_json(rows)
+    elif not rows:
+        typer.echo("no balance")
+    else:
+        echo_table(rows, ("currency", "balance"))
+
+
 @reconcile_cli.command("run")
 def run_day(
     connector: Annotated[str, typer.Argument(help="The connector account's name.")],
