@@ -38,15 +38,25 @@ def import_statement(
     file: Annotated[
         Path, typer.Argument(exists=True, dir_okay=False, readable=True, help="The statement.")
     ],
+    format_name: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="cauri (Cauri's own CSV), pawapay or wave; by default the operator's own, "
+            "else cauri.",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Imports a statement file in the operator's own format (docs/OPERATORS.md,
-    "Statements"); the same file twice is refused."""
+    """Imports a statement file in the operator's own format, or in Cauri's own CSV for an
+    operator that publishes none (docs/OPERATORS.md, "Statements"); the same file twice is
+    refused."""
     from cauri.reconciliation.imports import import_file
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        now = runtime.clock.now()
         return _imported(
-            await import_file(session, connector, file, Actor.cli(), runtime.clock.now())
+            await import_file(session, connector, file, Actor.cli(), now, format_name=format_name)
         )
 
     echo_record(in_transaction(work), as_json)
