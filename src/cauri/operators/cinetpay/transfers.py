@@ -122,7 +122,12 @@ class Transfers:
         found = await self._call("balance", "GET", "/v1/transfer/check/balance", [], None)
         data = found.get("data") if isinstance(found, dict) and _code(found) == "0" else None
         if not isinstance(data, dict):
-            why = _code(found) or self._login_refused or "no answer"
+            if found is not None:
+                why = f"code {_code(found) or 'absent'}"
+            elif self._login_refused:
+                why = f"login refused (code {self._login_refused})"
+            else:
+                why = "no answer"
             raise StatementUnavailable(f"CinetPay's transfer balance: {why}")
         return balances.minor_units(data.get("amount"), BALANCE_CURRENCY, "CinetPay's transfer")
 

@@ -206,7 +206,9 @@ class PawapayConnector(exchange.NetworkConnector):
         currency: the account's XOF wallets of Benin, Burkina Faso, Côte d'Ivoire and Senegal
         are one total."""
         return balances.summed(
-            balances.minor_units(w.get("balance"), w.get("currency"), f"wallet {w.get('country')}")
+            balances.minor_units(
+                w.get("balance"), w.get("currency"), f"pawaPay's wallet {w.get('country')}"
+            )
             for w in await self._wallets()
         )
 
