@@ -18,14 +18,16 @@ Reproduced:
   `payee`, `payerMessage`, `payeeNote`, `status` PENDING | SUCCESSFUL | FAILED,
   `financialTransactionId` once successful, `reason` once failed, as a string or as
   `{code, message}`: `reason_shape`); an unknown reference 404 RESOURCE_NOT_FOUND;
-- `GET /{product}/v1_0/account/balance`: `{availableBalance, currency}`;
+- `GET /{product}/v1_0/account/balance`: `{availableBalance, currency}`, the product's own
+  account: `opening_balance`, plus each successful collection (collection), less each
+  successful transfer and refund (disbursement; MTN takes no fee from the account here);
 - the sandbox's test numbers (payer or payee): 46733123450 failed, 46733123451 rejected,
   46733123452 timed out, 46733123453 successful, 46733123454 pending; any other successful;
 - unsigned callbacks to `X-Callback-Url` once a transaction is final (PUT, the body of its
   status query), with modes to drop, delay, duplicate and reorder them, and forged ones;
 - faults for the next requests: hang, 500 before or after the request is accepted, a
-  connection reset after it is accepted, a hang after it is accepted; a rate limit on
-  status queries (429).
+  connection reset after it is accepted, a hang after it is accepted (hang and 500 on a
+  balance too, for a fault whose path names it); a rate limit on status queries (429).
 Not reproduced: provisioning (`/v1_0/apiuser`), remittances, pre-approvals, account holder
 lookups.
 """
@@ -44,6 +46,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -133,6 +136,7 @@ class MtnMomoFake:
         self.transactions: dict[str, Transaction] = {}
         self.tokens_issued: Counter[str] = Counter()
         self.reason_shape = "object"  # or "string"
+        self.opening_balance = Decimal(1_000_000)  # each product's account, before any request
         self.callback_mode = "send"  # send | drop | delay | duplicate | reorder
         self.callback_delay = 0.5
         self.callback_method = "PUT"
@@ -270,10 +274,25 @@ class MtnMomoFake:
             with self._lock:
                 transaction.callbacks_sent += 1
 
-    def _take_fault(self, path: str) -> str | None:
+    def balance(self, product: str) -> Decimal:
+        """The product's account: what its successful requests moved since the opening."""
+        sign = 1 if product == "collection" else -1
+        with self._lock:
+            moved = sum(
+                (
+                    Decimal(t.body["amount"])
+                    for t in self.transactions.values()
+                    if t.product == product and t.status == "SUCCESSFUL"
+                ),
+                Decimal(0),
+            )
+        return self.opening_balance + sign * moved
+
+    def _take_fault(self, path: str, method: str = "POST") -> str | None:
         with self._lock:
             for fault in self._faults:
-                if fault.times > 0 and (fault.path is None or fault.path in path):
+                named = fault.path is not None and fault.path in path
+                if fault.times > 0 and (named or (fault.path is None and method == "POST")):
                     fault.times -= 1
                     return fault.kind
         return None
@@ -484,10 +503,7 @@ class MtnMomoFake:
                     self._answer(404, {"code": "RESOURCE_NOT_FOUND", "message": "No such route."})
                     return
                 if path == f"/{product}/v1_0/account/balance":
-                    if self._token_allows(product):
-                        self._answer(
-                            200, {"availableBalance": "1000000", "currency": fake.currency}
-                        )
+                    self._balance(product)
                     return
                 match = _STATUS.match(path)
                 if match is None:
@@ -514,6 +530,16 @@ class MtnMomoFake:
                     )
                     return
                 self._answer(200, found)
+
+            def _balance(self, product: str) -> None:
+                fault = fake._take_fault(self.path, "GET")
+                if fault == "hang":
+                    self._hang()
+                elif fault == "error_500":
+                    self._answer(500, {"code": "INTERNAL_PROCESSING_ERROR", "message": "Error."})
+                elif self._token_allows(product):
+                    shown = format(fake.balance(product), "f")
+                    self._answer(200, {"availableBalance": shown, "currency": fake.currency})
 
             def _limited(self) -> bool:
                 limit = fake.status_rate_limit

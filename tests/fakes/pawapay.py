@@ -44,7 +44,8 @@ Reproduced:
   (TEST_NUMBERS), the "SUBMITTED" ones staying in flight with no callback; any other number
   succeeds;
 - faults for the next requests: hang, 500 UNKNOWN_ERROR before or after the request is
-  accepted, a connection reset after it is accepted, a hang after it is accepted.
+  accepted, a connection reset after it is accepted, a hang after it is accepted (hang and
+  500 on the wallet balances too, for a fault whose path names them).
 - the wallet statement's CSV (`statement_csv`), as the dashboard exports it, with the columns
   pawaPay documents (`Creation Date` in UTC, `MSISDN`, `Transaction ID` = our id, `Amount`,
   `Currency`, `Country`, `MNO`, `Type`): one line per completed deposit, payout and refund;
@@ -53,7 +54,8 @@ Reproduced:
   twice, a line missing, an amount changed, lines of its own);
 - `GET /v2/wallet-balances`: one wallet per country of the configuration (`{balances:
   [{country, balance, currency, provider: ""}]}`, the balance a string in major units: an
-  opening `wallet_opening` moved by each completed payment);
+  opening `wallet_opening` plus each completed deposit, less each completed payout and
+  refund; the fake takes no fee);
 - statements: `POST /v2/statements` (`wallet {country, currency}`, `startDate`, `endDate`,
   at most 31 days, `compressed`; `{statementId, status: ACCEPTED, created}` or REJECTED with
   `failureReason`), `GET /v2/statements/{statementId}` (`{status: FOUND, data: {…, status
@@ -818,10 +820,11 @@ class PawapayFake:
                 return
             pause = min(pause * 2, 10.0)
 
-    def _take_fault(self, path: str) -> str | None:
+    def _take_fault(self, path: str, initiation: bool = True) -> str | None:
         with self._lock:
             for fault in self._faults:
-                if fault.times > 0 and (fault.path is None or fault.path in path):
+                named = fault.path is not None and fault.path in path
+                if fault.times > 0 and (named or (fault.path is None and initiation)):
                     fault.times -= 1
                     return fault.kind
         return None
@@ -978,6 +981,15 @@ class PawapayFake:
                 )
                 self.close_connection = True
 
+            def _wallet_balances(self) -> None:
+                fault = fake._take_fault(self.path, initiation=False)
+                if fault == "hang":
+                    self._hang()
+                elif fault == "error_500":
+                    self._unknown_error()
+                else:
+                    self._answer(200, {"balances": fake.wallets()})
+
             def _unknown_error(self) -> None:
                 self._answer(
                     500,
@@ -1058,7 +1070,7 @@ class PawapayFake:
                 elif method == "POST" and path == "/v2/predict-provider":
                     self._predict(body, parsed)
                 elif method == "GET" and path == "/v2/wallet-balances":
-                    self._answer(200, {"balances": fake.wallets()})
+                    self._wallet_balances()
                 elif method == "POST" and path == "/v2/statements":
                     self._answer(*fake._new_statement(body))
                 elif method == "GET" and path.startswith("/v2/statements/"):

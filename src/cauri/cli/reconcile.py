@@ -39,15 +39,25 @@ def import_statement(
     file: Annotated[
         Path, typer.Argument(exists=True, dir_okay=False, readable=True, help="The statement.")
     ],
+    format_name: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="cauri (Cauri's own CSV), pawapay or wave; by default the operator's own, "
+            "else cauri.",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Imports a statement file in the operator's own format (docs/OPERATORS.md,
-    "Statements"); the same file twice is refused."""
+    """Imports a statement file in the operator's own format, or in Cauri's own CSV for an
+    operator that publishes none (docs/OPERATORS.md, "Statements"); the same file twice is
+    refused."""
     from cauri.reconciliation.imports import import_file
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
+        now = runtime.clock.now()
         return _imported(
-            await import_file(session, connector, file, Actor.cli(), runtime.clock.now())
+            await import_file(session, connector, file, Actor.cli(), now, format_name=format_name)
         )
 
     echo_record(in_transaction(work), as_json)
@@ -80,6 +90,38 @@ def fetch_statement(
         return _imported(await fetch(runtime, Actor.cli(), connector, on))
 
     echo_record(with_runtime(work), as_json)
+
+
+@reconcile_cli.command("balances")
+def operator_balances(
+    connector: Annotated[str, typer.Argument(help="The connector account's name.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """The connector account's wallet balance now, per currency, as the operator's API gives
+    it (MTN MoMo, pawaPay, Wave, CinetPay's transfer balance; docs/OPERATORS.md), beside the
+    ledger's wallet of the connector account."""
+    from cauri.kit.money import to_major
+    from cauri.reconciliation.balances import compared
+
+    async def work(runtime: Runtime) -> list[dict[str, Any]]:
+        return [
+            {
+                "connector": connector,
+                "currency": found.currency,
+                "operator": to_major(found.operator, found.currency),
+                "cauri": to_major(found.cauri, found.currency),
+                "difference": to_major(found.difference, found.currency),
+            }
+            for found in await compared(runtime, connector)
+        ]
+
+    rows = with_runtime(work)
+    if as_json:
+        echo_json(rows)
+    elif not rows:
+        typer.echo("no balance")
+    else:
+        echo_table(rows, ("currency", "operator", "cauri", "difference"))
 
 
 @reconcile_cli.command("run")

@@ -226,7 +226,21 @@ class GivesStatements(Protocol):
 
 
 class StatementUnavailable(Exception):
-    """The operator did not give its statement (refused, unreachable, unreadable)."""
+    """The operator did not give its statement or its balance (refused, unreachable,
+    unreadable)."""
+
+
+@runtime_checkable
+class GivesBalances(Protocol):
+    """An operator whose API tells what the connector account's wallet holds now (MTN's
+    account balances, pawaPay's wallet balances, Wave's balance, CinetPay's transfer
+    balance): what reconciliation compares with the ledger's clearing accounts."""
+
+    async def balances(self) -> Mapping[str, int]:
+        """Currency → the balance now, in minor units (the operator's wallets in one currency
+        summed); raises StatementUnavailable when the operator does not answer or answers
+        something unreadable."""
+        ...
 
 
 @runtime_checkable

@@ -1,5 +1,6 @@
-"""A statement file into `operator_statements` and `statement_lines`, streamed: read by
-the format of its connector's kind, written by COPY in batches, never held whole."""
+"""A statement file into `operator_statements` and `statement_lines`, streamed: read in the
+format named, else its connector kind's (cauri.reconciliation.formats), written by COPY in
+batches, never held whole."""
 
 from __future__ import annotations
 
@@ -68,17 +69,21 @@ async def import_file(
     actor: Actor,
     now: datetime,
     covers: date | None = None,
+    format_name: str | None = None,
 ) -> Imported:
-    """Reads `path` as `connector`'s operator writes its statements; the same file twice is
-    refused (409), a line that cannot be read refuses the whole file (400, its line named),
-    with nothing kept. `covers`: a day the statement was asked for, which it covers whatever
-    its lines' days (a fetched day without a line)."""
+    """Reads `path` in `format_name`, by default as `connector`'s operator writes its
+    statements (Cauri's own CSV for an operator that publishes no format); the same file
+    twice is refused (409), a line that cannot be read refuses the whole file (400, its line
+    named), with nothing kept. `covers`: a day the statement was asked for, which it covers
+    whatever its lines' days (a fetched day without a line)."""
     account = await session.get(ConnectorAccount, connector)
     if account is None:
         raise NotFound(f"Aucun connecteur {connector}.")
-    read = formats.FOR_KIND.get(account.kind)
+    format_name = format_name or formats.default_for(account.kind)
+    read = formats.BY_NAME.get(format_name)
     if read is None:
-        raise InvalidRequest(f"Aucun format de relevé connu pour les connecteurs {account.kind}.")
+        known = ", ".join(formats.BY_NAME)
+        raise InvalidRequest(f"Format de relevé inconnu : {format_name} ({known}).")
     digest = digest_of(path)
     # The same file twice at once (two fetches of a day): the second waits for the first's
     # commit, then finds it.
@@ -93,7 +98,7 @@ async def import_file(
     statement = OperatorStatement(
         id=uuid.uuid4(),
         connector=connector,
-        format=account.kind,
+        format=format_name,
         name=path.name,
         digest=digest,
         lines=0,
@@ -124,10 +129,16 @@ async def import_file(
         "operator_statement",
         str(statement.id),
         None,
-        {"connector": connector, "name": path.name, "digest": digest, "lines": days.count},
+        {
+            "connector": connector,
+            "name": path.name,
+            "format": format_name,
+            "digest": digest,
+            "lines": days.count,
+        },
         at=now,
     )
-    return Imported(statement.id, connector, account.kind, days.count, days.first, days.last)
+    return Imported(statement.id, connector, format_name, days.count, days.first, days.last)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from cauri.audit.actor import Actor
 from cauri.kit.db import unit_of_work
 from cauri.kit.errors import Conflict, InvalidRequest, NotFound, ServerError
 from cauri.models.statements import OperatorStatement
-from cauri.operators.protocol import GivesStatements, StatementUnavailable
+from cauri.operators.protocol import GivesStatements, OperatorAdapter, StatementUnavailable
 from cauri.reconciliation import imports
 from cauri.runtime import Runtime
 
@@ -27,20 +27,27 @@ def fetched_name(connector: str, day: date) -> str:
     return f"{connector} {day.isoformat()} (API)"
 
 
+async def adapter_of(runtime: Runtime, connector: str) -> OperatorAdapter:
+    """The connector account's adapter, as the call protocol builds it (404: no such
+    account)."""
+    async with runtime.sessionmaker() as session:
+        routed = await runtime.operators.by_name(session, connector)
+    if routed is None:
+        raise NotFound(f"Aucun connecteur {connector}.")
+    return routed.adapter
+
+
 async def fetch(runtime: Runtime, actor: Actor, connector: str, day: date) -> imports.Imported:
     """Fetches and imports `connector`'s statement of `day` (UTC), once: a day fetched
     already is refused (its lines stand; a file import adds to them)."""
     name = fetched_name(connector, day)
+    adapter = await adapter_of(runtime, connector)
     async with runtime.sessionmaker() as session:
-        routed = await runtime.operators.by_name(session, connector)
         taken = await session.scalar(
             select(OperatorStatement.id).where(
                 OperatorStatement.connector == connector, OperatorStatement.name == name
             )
         )
-    if routed is None:
-        raise NotFound(f"Aucun connecteur {connector}.")
-    adapter = routed.adapter
     if not isinstance(adapter, GivesStatements):
         raise NoStatementApi(
             f"L'opérateur de {connector} n'a pas d'API de relevé : importez son fichier "

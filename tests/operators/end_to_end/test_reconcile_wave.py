@@ -540,6 +540,12 @@ async def test_the_wallet_agrees_with_wave_once_its_fees_are_booked(
     rerun = await run_cli(database_url, "reconcile", "run", CONNECTOR, "--date", day, "--json")
     assert (rerun.json()["closed"], rerun.json()["booked"]) == (1, 0)
     assert await discrepancies(database_url) == []
+    # Wave's balance API says the same now.
+    now = await run_cli(database_url, "reconcile", "balances", CONNECTOR, "--json", env_vars=SECRET)
+    assert now.rows() == [
+        {"connector": CONNECTOR, "currency": "XOF", "operator": closing, "cauri": closing,
+         "difference": 0},
+    ]  # fmt: skip
 
 
 async def test_a_correction_the_merchant_cannot_cover_is_held_as_its_receivable(

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from cauri.operators.cinetpay.connector import CinetPayConnector
+from cauri.operators.cinetpay.connector import CinetPayConnector, CinetPayTransfersConnector
 from cauri.operators.config import ConnectorConfig, ConnectorKind
 from cauri.operators.protocol import OperatorAdapter
 
@@ -48,6 +48,8 @@ CARD_HOLDER = (
 
 
 def _build(config: ConnectorConfig) -> OperatorAdapter:
+    if config.secrets.get("transfer_password"):
+        return CinetPayTransfersConnector(config)
     return CinetPayConnector(config)
 
 

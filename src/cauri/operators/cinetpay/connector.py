@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -237,6 +238,17 @@ class CinetPayConnector(exchange.NetworkConnector):
             "customer_state": self._card_holder["state"],
             "customer_zip_code": self._card_holder["zip_code"],
         }
+
+
+class CinetPayTransfersConnector(CinetPayConnector):
+    """An account given CinetPay's Transfer API (its `transfer_password`): payouts, and the
+    transfer balance they are paid from (the one balance CinetPay's APIs give)."""
+
+    async def balances(self) -> Mapping[str, int]:
+        transfers = self._transfer_api()
+        assert transfers is not None  # built with a transfer password only
+        currency, minor = await transfers.balance()
+        return {currency: minor}
 
 
 def to_check(status: int | None, fields: Any, records: tuple[Exchange, ...]) -> OperatorResult:

@@ -18,10 +18,19 @@ from urllib.parse import urlencode
 import httpx
 
 from cauri.kit import phone
-from cauri.operators import exchange
-from cauri.operators.protocol import Disbursement, Exchange, OperatorResult, Outcome
+from cauri.operators import balances, exchange
+from cauri.operators.protocol import (
+    Disbursement,
+    Exchange,
+    OperatorResult,
+    Outcome,
+    StatementUnavailable,
+)
 
 TOKEN_LIFETIME = 300.0  # seconds: CinetPay's tokens live 5 minutes
+# The transfer balance's answer names no currency. Every operator Cauri pays out to through
+# CinetPay is in the franc CFA (BCEAO) zone, and a transfer's amount is sent without one.
+BALANCE_CURRENCY = "XOF"
 ACCEPTED_BEFORE, ALREADY_CONTACT, NOT_FOUND = "805", "726", "723"
 TOKEN_REFUSED = frozenset({"705", "706"})  # EXPIRED_TOKEN, INVALID_TOKEN
 CREDENTIALS_REFUSED = frozenset({"701", "703"})
@@ -105,6 +114,22 @@ class Transfers:
                 Outcome.FAILED, reason=reason or "transfer_refused", exchanges=tuple(records)
             )
         return OperatorResult(Outcome.PENDING, exchanges=tuple(records))
+
+    async def balance(self) -> tuple[str, int]:
+        """`GET /v1/transfer/check/balance`: `data {amount, inUsing, available}`, numbers in
+        major units of a currency CinetPay does not name (BALANCE_CURRENCY). `amount` is the
+        whole transfer balance, `inUsing` the part held by transfers not yet final."""
+        found = await self._call("balance", "GET", "/v1/transfer/check/balance", [], None)
+        data = found.get("data") if isinstance(found, dict) and _code(found) == "0" else None
+        if not isinstance(data, dict):
+            if found is not None:
+                why = f"code {_code(found) or 'absent'}"
+            elif self._login_refused:
+                why = f"login refused (code {self._login_refused})"
+            else:
+                why = "no answer"
+            raise StatementUnavailable(f"CinetPay's transfer balance: {why}")
+        return balances.minor_units(data.get("amount"), BALANCE_CURRENCY, "CinetPay's transfer")
 
     def _refused(self, fields: Any, records: tuple[Exchange, ...]) -> OperatorResult:
         """A code that refuses the transfer as it stands fails it, as refused credentials

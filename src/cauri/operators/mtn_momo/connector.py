@@ -9,11 +9,12 @@ Cauri then asks MTN (cauri.calls). Sources in docs/OPERATORS.md.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from cauri.kit.money import decimal_text
-from cauri.operators import exchange
+from cauri.operators import balances, exchange
 from cauri.operators.config import ConnectorConfig
 from cauri.operators.mtn_momo import answers
 from cauri.operators.mtn_momo.tokens import Refusal, Tokens
@@ -27,6 +28,7 @@ from cauri.operators.protocol import (
     OperatorResult,
     Outcome,
     RefundSupport,
+    StatementUnavailable,
 )
 
 COLLECTION, DISBURSEMENT = "collection", "disbursement"
@@ -145,6 +147,22 @@ class MtnMomoConnector(exchange.NetworkConnector):
             detail=f"authenticated on collection and disbursement ({self._environment})",
             facts=facts,
         )
+
+    async def balances(self) -> Mapping[str, int]:
+        """Both products' accounts (`GET /{product}/v1_0/account/balance`), summed per
+        currency: the connector collects into the collection account and pays out (refunds
+        too) from the disbursement account, and is configured for both."""
+        found = []
+        for product in (COLLECTION, DISBURSEMENT):
+            answer = await self._get(product, f"/{product}/v1_0/account/balance")
+            if answer.status != 200:
+                raise StatementUnavailable(_why(product, answer))
+            body = balances.parsed(answer.text)
+            if not isinstance(body, dict):
+                raise StatementUnavailable(f"{product}: unreadable balance answer")
+            amount, currency = body.get("availableBalance"), body.get("currency")
+            found.append(balances.minor_units(amount, currency, f"{product} balance"))
+        return balances.summed(found)
 
     # The exchanges.
 

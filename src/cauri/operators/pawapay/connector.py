@@ -20,7 +20,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from cauri.kit.money import decimal_text
-from cauri.operators import exchange
+from cauri.operators import balances, exchange
 from cauri.operators.config import ConnectorConfig
 from cauri.operators.pawapay import answers, providers, signatures
 from cauri.operators.protocol import (
@@ -196,9 +196,25 @@ class PawapayConnector(exchange.NetworkConnector):
         their sum), then downloaded from its `downloadUrl`, a pre-signed address that is sent
         no token. One CSV after another, each with its header."""
         for wallet in await self._wallets():
-            yield await self._wallet_statement(wallet, day)
+            named = {
+                k: str(wallet[k]) for k in ("country", "currency", "provider") if wallet.get(k)
+            }
+            yield await self._wallet_statement(named, day)
 
-    async def _wallets(self) -> list[dict[str, str]]:
+    async def balances(self) -> Mapping[str, int]:
+        """Every wallet's balance (one wallet per country, or per provider), summed per
+        currency: the account's XOF wallets of Benin, Burkina Faso, Côte d'Ivoire and Senegal
+        are one total."""
+        return balances.summed(
+            balances.minor_units(
+                w.get("balance"), w.get("currency"), f"pawaPay's wallet {w.get('country')}"
+            )
+            for w in await self._wallets()
+        )
+
+    async def _wallets(self) -> list[dict[str, Any]]:
+        """`GET /v2/wallet-balances`: the account's wallets, each `{country, balance,
+        currency, provider}`, the balance a string in major units."""
         answer = await exchange.send(
             self.client,
             "wallet_balances",
@@ -206,15 +222,14 @@ class PawapayConnector(exchange.NetworkConnector):
             f"{self._base}/v2/wallet-balances",
             headers=self._headers,
         )
-        body = exchange.parsed(answer.text)
-        balances = body.get("balances") if isinstance(body, dict) else None
-        if answer.status != 200 or not isinstance(balances, list):
-            raise StatementUnavailable(f"pawaPay's wallets: HTTP {answer.status}")
-        return [
-            {k: str(w[k]) for k in ("country", "currency", "provider") if w.get(k)}
-            for w in balances
-            if isinstance(w, dict)
-        ]
+        body = balances.parsed(answer.text)
+        wallets = body.get("balances") if isinstance(body, dict) else None
+        if answer.status != 200 or not isinstance(wallets, list):
+            code = answers.failure_code(body) if isinstance(body, dict) else None
+            raise StatementUnavailable(
+                f"pawaPay's wallets: HTTP {answer.status} {code or ''}".strip()
+            )
+        return [w for w in wallets if isinstance(w, dict)]
 
     async def _wallet_statement(self, wallet: dict[str, str], day: date) -> str:
         start = datetime.combine(day, datetime.min.time())

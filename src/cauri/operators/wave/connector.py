@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlencode
 
 from cauri.kit.money import decimal_text
-from cauri.operators import exchange
+from cauri.operators import balances, exchange
 from cauri.operators.config import ConnectorConfig
 from cauri.operators.protocol import (
     CallbackUpdate,
@@ -270,6 +270,17 @@ class WaveConnector(exchange.NetworkConnector):
                 # Another page announced with no way to it: never the first page again.
                 raise StatementUnavailable(f"Wave's transactions of {day}: no next cursor")
             after = cursor
+
+    async def balances(self) -> Mapping[str, int]:
+        """`GET /v1/balance`: the wallet's one balance, `{amount, currency}` (a key allowed
+        the Balance API)."""
+        answer = await self._send("balance", "GET", "/v1/balance")
+        body = balances.parsed(answer.text)
+        if answer.status != 200 or not isinstance(body, dict):
+            code = answers.error_code(body) or answer.exchange.error or ""
+            raise StatementUnavailable(f"Wave's balance: HTTP {answer.status} {code}".strip())
+        currency, minor = balances.minor_units(body.get("amount"), body.get("currency"), "Wave")
+        return {currency: minor}
 
     # The exchanges.
 

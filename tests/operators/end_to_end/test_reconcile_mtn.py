@@ -1,0 +1,132 @@
+"""Reconciliation of an MTN MoMo account, end to end (issue 28): MTN publishes no statement
+format, so finance maps its partner portal's report to Cauri's own CSV and imports it with
+`cauri reconcile import` (the format by default for the kind), then `cauri reconcile run`;
+and what MTN's API says its accounts hold, with `cauri reconcile balances`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import text
+
+from cauri.runtime import Runtime
+from cauri.worker.runner import Worker
+from tests.conftest import TEST_SECRET_KEY
+from tests.fakes.mtn_momo import MtnMomoFake
+from tests.foundation.builders import run_cli
+from tests.operators.live import connect, run, status_of
+from tests.operators.mtn_live import CONNECTOR, NUMBER, mtn_fake, wire
+from tests.payments.builders import pay
+from tests.support import MerchantKeys, make_merchant, momo_body
+
+# The connector account's secrets are sealed with it: the CLI reads them to call MTN.
+SECRET = {"CAURI_SECRET_KEY": TEST_SECRET_KEY}
+
+
+@pytest.fixture
+def fake() -> Iterator[MtnMomoFake]:
+    with mtn_fake() as fake:
+        fake.callback_mode = "drop"  # outcomes come from status queries
+        yield fake
+
+
+@pytest.fixture
+async def merchant(runtime: Runtime, fake: MtnMomoFake) -> MerchantKeys:
+    await wire(runtime, fake)
+    return await make_merchant(runtime)
+
+
+async def test_an_mtn_report_mapped_to_cauris_csv_is_imported_and_matched(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    worker: Worker,
+    fake: MtnMomoFake,
+    merchant: MerchantKeys,
+    database_url: str,
+    tmp_path: Path,
+) -> None:
+    response = await pay(client, merchant.headers(livemode=True), momo_body(phone_number=NUMBER))
+    reference = response.json()["data"]["reference"]
+    await run(runtime, worker, 30)
+    assert await status_of(client, merchant, f"payments/{reference}") == "succeeded"
+    async with runtime.engine.connect() as connection:
+        operation = await connection.scalar(
+            text("SELECT id FROM operator_operations WHERE subject_ref = :r"), {"r": reference}
+        )
+    [paid] = fake.received("collect")
+    at = runtime.clock.now().isoformat()
+    day = runtime.clock.now().date().isoformat()
+    path = tmp_path / "mtn-report.csv"
+    path.write_text(
+        "operator_id,reference,kind,status,amount,fee,currency,phone_number,at,Libellé\n"
+        f",,opening_balance,,250000,,XOF,,,\n"
+        f"{paid.financial_id},{operation},collect,succeeded,1000,,XOF,{NUMBER},{at},Paiement\n"
+        f"MP-OWN-1,,collect,succeeded,700,,XOF,22997000001,{at},Hors Cauri\n"
+        f"MP-FEE-1,,fee,succeeded,-35,,XOF,,{at},Frais\n"
+        f",,closing_balance,,251665,,XOF,,,\n"
+    )
+
+    imported = await run_cli(database_url, "reconcile", "import", CONNECTOR, str(path), "--json")
+    ran = await run_cli(database_url, "reconcile", "run", CONNECTOR, "--date", day, "--json")
+
+    assert (imported.json()["format"], imported.json()["lines"]) == ("cauri", 3)
+    assert ran.json()["matched"] == 1
+    # The 700 and the fees: the wallet's day ends 665 above the ledger's.
+    assert ran.json()["discrepancies"] == {
+        "missing_at_cauri": 1,
+        "fee_taken": 1,
+        "balance_differs": 1,
+    }
+    async with runtime.engine.connect() as connection:
+        held = (
+            await connection.execute(
+                text("SELECT format, opening_balances, closing_balances FROM operator_statements")
+            )
+        ).one()
+    assert tuple(held) == ("cauri", {"XOF": 250000}, {"XOF": 251665})
+
+    balances = await run_cli(
+        database_url, "reconcile", "balances", CONNECTOR, "--json", env_vars=SECRET
+    )
+    # Both accounts' 1,000,000 and the collection, labelled EUR as MTN's sandbox labels them:
+    # nothing of the ledger's wallet (in XOF) is in EUR.
+    assert balances.rows() == [
+        {
+            "connector": CONNECTOR,
+            "currency": "EUR",
+            "operator": 2_001_000,
+            "cauri": 0,
+            "difference": 2_001_000,
+        }
+    ]
+
+
+async def test_a_balance_the_operator_cannot_give_is_said_in_plain_words(
+    runtime: Runtime, fake: MtnMomoFake, merchant: MerchantKeys, database_url: str
+) -> None:
+    fake.fault("error_500", path="/collection/v1_0/account/balance")
+    failed = await run_cli(database_url, "reconcile", "balances", CONNECTOR, env_vars=SECRET)
+    assert failed.error()["code"] == "server_error"
+    assert "n'a pas donné son solde" in failed.error()["message"]
+
+    await connect(
+        runtime,
+        name="orange-ci",
+        kind="orange_money",
+        base_url="https://api.orange.com",
+        settings={"country": "ci", "return_url": "https://shop.example/merci"},
+        secrets={"client_id": "id", "client_secret": "secret", "merchant_key": "key"},
+        operators=["orange_ci"],
+        actions=("collect",),
+        environment="production",
+    )
+    refused = await run_cli(database_url, "reconcile", "balances", "orange-ci", env_vars=SECRET)
+    assert refused.error()["code"] == "invalid_request"
+    assert "ne donne pas de solde par son API" in refused.error()["message"]
+    shown = await run_cli(database_url, "reconcile", "balances", CONNECTOR, env_vars=SECRET)
+    assert shown.stdout.split() == [
+        "currency", "operator", "cauri", "difference", "EUR", "2000000", "0", "2000000",
+    ]  # fmt: skip
