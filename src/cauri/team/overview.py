@@ -160,7 +160,7 @@ async def _alerts(session: AsyncSession, merchant_id: str, livemode: bool, now: 
             if endpoint.livemode == livemode
         ],
         expiring_keys=expiring.all(),
-        drafts_awaiting=await drafts.count_awaiting(session, merchant_id) if livemode else 0,
+        drafts_awaiting=await drafts.DRAFTS.count_awaiting(session, merchant_id) if livemode else 0,
         held_payouts=int(held or 0),
     )
 
