@@ -20,19 +20,6 @@ from typing import Any
 from cauri.kit import strict_json
 from cauri.kit.errors import CauriError, InvalidRequest
 
-# The columns a CSV may have: the fields of `POST /payouts`, in the order an example shows
-# them.
-COLUMNS = (
-    "external_id",
-    "amount",
-    "operator",
-    "phone_number",
-    "beneficiary_name",
-    "reason",
-    "currency",
-    "metadata",
-)
-
 
 def named_by_bytes(raw: bytes) -> str:
     """The batch's external_id when its sender names none: the same file sent twice is one
