@@ -149,22 +149,29 @@ async def test_live_at_or_below_the_threshold_at_once_above_a_draft_a_second_mem
     )
 
 
-async def test_a_rejected_draft_pays_nothing(
+async def test_a_draft_whose_own_account_changed_is_refused_and_a_rejected_one_pays_nothing(
     runtime: Runtime, server: ServerThread, live_merchant: MerchantKeys
 ) -> None:
+    """Rows without a number go to the validated account shown when the file was sent, or
+    nowhere."""
     await _threshold(runtime, live_merchant.id, 1000)
     maker = await make_member(runtime, live_merchant.id, "f@shop.example", "finance")
     checker = await make_member(runtime, live_merchant.id, "o@shop.example", "owner")
+    own = b"external_id,amount\nown-1,5000\n"
     async with (
         await _signed_in(server, maker) as finance,
         await _signed_in(server, checker) as owner,
     ):
-        draft_page = (await upload(finance, LIVE, rows(5000))).headers["location"].split("?")[0]
+        draft_page = (await upload(finance, LIVE, own)).headers["location"].split("?")[0]
+        assert "22997110000" in (await owner.get(draft_page)).text
+        await set_payout_account(runtime, live_merchant.id, "22996330000", validated=True)
+        refused = await _post_form(owner, draft_page, f"{draft_page}/approve")
+        assert refused.status_code == 409 and "compte de transfert a changé" in refused.text
         rejected = await _post_form(owner, draft_page, f"{draft_page}/reject")
         assert rejected.status_code == 303
         assert "rejeté par o@shop.example" in (await owner.get(draft_page)).text
         # Decided, the same file may be sent again: a new draft.
-        assert (await upload(finance, LIVE, rows(5000))).headers["location"] != draft_page
+        assert (await upload(finance, LIVE, own)).headers["location"] != draft_page
     assert await scalar(runtime, "SELECT count(*) FROM payout_batches") == 0
     assert await scalar(runtime, "SELECT count(*) FROM payouts") == 0
 
