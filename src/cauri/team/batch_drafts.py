@@ -81,7 +81,7 @@ async def ask(
     merchant = await session.get(Merchant, caller.merchant_id)
     assert merchant is not None  # the member's own merchant
     threshold = merchant.team_approval_above if caller.livemode else None
-    amount = asked(body.items)
+    amount = _asked(body.items)
     if threshold is not None and amount > threshold:
         assert actor.staff_account_id is not None  # a member always has an account
         values = {
@@ -102,7 +102,7 @@ async def ask(
     return await _make(session, runtime, actor, caller, body)
 
 
-def asked(items: Sequence[Any]) -> int:
+def _asked(items: Sequence[Any]) -> int:
     """What the items ask to send, in francs CFA (XOF and XAF at par: the unit of the
     owner's threshold), fees aside: each item that reads as a payout request; one that does
     not is refused by the batch and sends nothing."""
