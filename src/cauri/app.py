@@ -18,6 +18,7 @@ from cauri.checkout.endpoints import links_router
 from cauri.checkout.endpoints import router as checkout_router
 from cauri.config import get_settings
 from cauri.console import site as console
+from cauri.dashboard import payout_batches as dashboard_batches
 from cauri.dashboard import site as dashboard
 from cauri.events.endpoints import router as events_router
 from cauri.events.feed import Feed
@@ -85,9 +86,10 @@ def create_app(runtime: Runtime, *, run_worker: bool = False) -> FastAPI:
     openapi_document.install(app)
     # Outermost last. The body limit runs after the rate limit (a flood of large bodies is
     # still counted) and before routing, parsing and authentication.
+    batches = (API_PREFIX + batch_endpoints.PATH, *dashboard_batches.UPLOADS)
     app.add_middleware(
         BodyLimitMiddleware,
-        larger={("POST", API_PREFIX + batch_endpoints.PATH): batch_schemas.MAX_BODY_BYTES},
+        larger={("POST", path): batch_schemas.MAX_BODY_BYTES for path in batches},
     )
     app.add_middleware(RateLimitMiddleware, settings=runtime.settings)
     # Request id, nosniff, crash answer, access line and metrics: outside the rate limit

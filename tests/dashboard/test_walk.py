@@ -1,6 +1,7 @@
 """Issue 26: the isolation walk over the pages that act on a reference (another merchant's
-draft or payment link is a 404, nothing changes), and a payment's page offering its failed
-webhook delivery's resend to those who manage the webhooks."""
+draft, of a payout or of a file of payouts, or its payment link is a 404, nothing changes),
+and a payment's page offering its failed webhook delivery's resend to those who manage the
+webhooks."""
 
 from __future__ import annotations
 
@@ -12,13 +13,14 @@ from cauri.audit.actor import Actor
 from cauri.kit.clock import ManualClock
 from cauri.kit.db import unit_of_work
 from cauri.merchants.caller import Caller
-from cauri.models import Merchant
+from cauri.models import Merchant, PayoutBatchDraft
 from cauri.payouts.schemas import PayoutCreate
 from cauri.runtime import Runtime
-from cauri.team import drafts
+from cauri.team import batch_drafts, drafts
 from cauri.worker.runner import Worker
 from tests.console.builders import ConsoleClient, make_member
 from tests.console.test_actions import catch_up
+from tests.dashboard.test_payout_batches import rows
 from tests.payouts.builders import top_up
 from tests.staff.traffic import pay
 from tests.support import make_merchant, scalar
@@ -28,7 +30,7 @@ from tests.webhooks.receiver import Receiver
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
 
-async def test_another_merchants_draft_or_link_is_a_404_and_nothing_changes(
+async def test_another_merchants_drafts_or_link_are_a_404_and_nothing_changes(
     client: httpx.AsyncClient, runtime: Runtime, dashboard: ConsoleClient
 ) -> None:
     theirs = await make_merchant(runtime, name="Autre")
@@ -42,9 +44,9 @@ async def test_another_merchants_draft_or_link_is_a_404_and_nothing_changes(
         await session.flush()
         body = PayoutCreate.of({"amount": 5000, "phone_number": "22997000000", "operator": "mtn"})
         caller = Caller(theirs.id, livemode=True)
-        draft = await drafts.ask(
-            session, runtime, Actor.member(maker.email, maker_id), caller, body
-        )
+        who = Actor.member(maker.email, maker_id)
+        draft = await drafts.ask(session, runtime, who, caller, body)
+        file = await batch_drafts.ask(session, runtime, who, caller, "paie.csv", rows(5000))
     link = await client.post(
         "/api/v1/payment-links", json={"description": "Don"}, headers=theirs.headers()
     )
@@ -52,7 +54,13 @@ async def test_another_merchants_draft_or_link_is_a_404_and_nothing_changes(
     mine = await make_merchant(runtime)
     await dashboard.signed_in_as(await make_member(runtime, mine.id, "o@mine.example", "owner"))
     csrf = await dashboard.csrf_of("/dashboard/")
+    assert isinstance(file, PayoutBatchDraft)
+    batch_draft = f"/dashboard/payout-batches/drafts/{file.reference}"
+    assert (await dashboard.get(batch_draft)).status_code == 404
     for action in (
+        f"{batch_draft}/approve",
+        f"{batch_draft}/reject",
+        f"{batch_draft}/cancel",
         f"/dashboard/payouts/drafts/{draft.reference}/approve",
         f"/dashboard/payouts/drafts/{draft.reference}/reject",
         f"/dashboard/payouts/drafts/{draft.reference}/cancel",
@@ -61,6 +69,7 @@ async def test_another_merchants_draft_or_link_is_a_404_and_nothing_changes(
         answer = await dashboard.post(action, {"csrf": csrf})
         assert answer.status_code == 404, (action, answer.text)
     assert await scalar(runtime, "SELECT status FROM payout_drafts") == "awaiting"
+    assert await scalar(runtime, "SELECT status FROM payout_batch_drafts") == "awaiting"
     assert await scalar(runtime, "SELECT active FROM payment_links") is True
     assert await scalar(runtime, "SELECT count(*) FROM payouts") == 0
 

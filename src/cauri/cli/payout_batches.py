@@ -5,10 +5,6 @@ items, or the request's whole body), and the batch read back with its items."""
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import io
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -26,59 +22,19 @@ if TYPE_CHECKING:
     from cauri.runtime import Runtime
 
 
-def _cell(name: str, value: str) -> Any:
-    """A CSV cell as the JSON body would carry it: the amount a number and the metadata an
-    object when they read as such; anything else as written, for the item's validation to
-    refuse with its message."""
-    from cauri.kit import strict_json
+def _read_file(path: Path) -> tuple[str | None, list[Any], bytes]:
+    """The file's external_id (a JSON body may name one), its items and its bytes."""
     from cauri.kit.errors import CauriError
-
-    if name == "amount":
-        try:
-            return Decimal(value)
-        except InvalidOperation:
-            return value
-    if name == "metadata":
-        try:
-            return strict_json.loads(value.encode())
-        except CauriError:
-            return value
-    return value
-
-
-def _csv_items(text: str) -> list[Any]:
-    rows = csv.DictReader(io.StringIO(text))
-    items = []
-    for line, row in enumerate(rows, start=2):
-        if None in row:
-            raise typer.BadParameter(
-                f"line {line} has more cells than the header", param_hint="FILE"
-            )
-        items.append({name: _cell(name, value) for name, value in row.items() if value})
-    return items
-
-
-def read_batch(path: Path) -> tuple[str | None, list[Any]]:
-    """The file's external_id (a JSON body may name one) and its items."""
-    from cauri.kit import strict_json
-    from cauri.kit.errors import CauriError
+    from cauri.payout_batches import files
 
     try:
         raw = path.read_bytes()
+        named, items = files.read_batch(raw, path.name)
     except OSError as error:
         raise typer.BadParameter(str(error), param_hint="FILE") from None
-    if path.suffix.lower() != ".json":
-        return None, _csv_items(raw.decode("utf-8-sig"))
-    try:
-        sent = strict_json.loads(raw)
     except CauriError as error:
         raise typer.BadParameter(error.message, param_hint="FILE") from None
-    if isinstance(sent, list):
-        return None, sent
-    if isinstance(sent, dict) and isinstance(sent.get("items"), list):
-        external_id = sent.get("external_id")
-        return external_id if isinstance(external_id, str) else None, sent["items"]
-    raise typer.BadParameter("a JSON array of items, or {external_id, items}", param_hint="FILE")
+    return named, items, raw
 
 
 def _shown(batch: PayoutBatch, body: dict[str, Any]) -> dict[str, Any]:
@@ -131,9 +87,11 @@ def payouts_batch(
     order by the worker; a refused item is reported with its error. Audited. Live, above
     the platform's `payout-dual-approval-above` in all, it is only asked: a second person
     approves it (`cauri approvals approve`); each names its staff account (--as, --totp)."""
+    from cauri.payout_batches import files
+
     livemode = livemode_of(mode)
-    named, items = read_batch(file)
-    chosen = external_id or named or "file-" + hashlib.sha256(file.read_bytes()).hexdigest()[:32]
+    named, items, raw = _read_file(file)
+    chosen = external_id or named or files.named_by_bytes(raw)
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
         from cauri.models import MoneyApproval

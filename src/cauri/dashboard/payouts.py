@@ -139,7 +139,7 @@ async def _drafts_page(
 ) -> Response:
     context = {
         "merchant": await merchants.get(session, member.merchant_id),
-        "drafts": await drafts.awaiting(session, member.merchant_id),
+        "drafts": await drafts.DRAFTS.awaiting(session, member.merchant_id),
         "refusal": refusal,
         "done": None if refusal else DONE.get(request.query_params.get("fait", "")),
     }
@@ -184,7 +184,9 @@ async def reject(
         request,
         member,
         session,
-        lambda: drafts.reject(session, runtime, actor(member), member.merchant_id, reference),
+        lambda: drafts.DRAFTS.reject(
+            session, runtime, actor(member), member.merchant_id, reference
+        ),
         "rejete",
     )
 
@@ -197,7 +199,9 @@ async def cancel(
         request,
         member,
         session,
-        lambda: drafts.cancel(session, runtime, actor(member), member.merchant_id, reference),
+        lambda: drafts.DRAFTS.cancel(
+            session, runtime, actor(member), member.merchant_id, reference
+        ),
         "annule",
     )
 

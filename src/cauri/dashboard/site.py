@@ -10,6 +10,7 @@ from cauri.dashboard import (
     exports,
     home,
     links,
+    payout_batches,
     payouts,
     resources,
     settings,
@@ -32,6 +33,7 @@ def install(parent: APIRouter) -> None:
         [
             home.router,
             payouts.router,
+            payout_batches.router,
             exports.router,
             resources.router,
             developers.router,

@@ -11,7 +11,7 @@ from cauri.models.ledger import LedgerAccount, LedgerPosting, LedgerTransaction
 from cauri.models.merchants import ApiError, ApiKey, FeeRule, Merchant
 from cauri.models.operations import OperatorExchange, OperatorOperation
 from cauri.models.payments import Payment
-from cauri.models.payout_batches import PayoutBatch, PayoutBatchItem
+from cauri.models.payout_batches import PayoutBatch, PayoutBatchDraft, PayoutBatchItem
 from cauri.models.payouts import Payout, PayoutApproval, PayoutDraft
 from cauri.models.people import SignInAttempt, SignInLink, User, UserSession
 from cauri.models.plans import InstallmentPlan, PlanRefund
@@ -48,6 +48,7 @@ __all__ = [
     "Payout",
     "PayoutApproval",
     "PayoutBatch",
+    "PayoutBatchDraft",
     "PayoutBatchItem",
     "PayoutDraft",
     "PlanRefund",

@@ -7,11 +7,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, Integer, String, text
+from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Index, Integer, String, Text, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from cauri.models.base import Base
+from cauri.models.payouts import TeamDraft
 
 PROCESSING, COMPLETED = "processing", "completed"
 
@@ -69,3 +70,37 @@ class PayoutBatchItem(Base):
     payout_reference: Mapped[str | None] = mapped_column(ForeignKey("payouts.reference"))
     # The API's error object: {code, message, details?, reference?}.
     error: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
+
+
+class PayoutBatchDraft(TeamDraft, Base):
+    """A live batch uploaded on the dashboard whose items add up above the owner's threshold
+    (`Merchant.team_approval_above`): no batch, nothing paid, until a second member of the
+    team approves it; then the batch it becomes has the draft's reference as its
+    `external_id` (cauri.team.batch_drafts). `external_id` names the file (its bytes): the
+    same file sent again while its draft awaits is that draft."""
+
+    __tablename__ = "payout_batch_drafts"
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('awaiting', 'approved', 'rejected', 'cancelled')", name="status"
+        ),
+        Index("ix_payout_batch_drafts_list", "merchant_id", "status", "created_at"),
+        Index(
+            "uq_payout_batch_drafts_awaiting",
+            "merchant_id",
+            "external_id",
+            unique=True,
+            postgresql_where=text("status = 'awaiting'"),
+        ),
+    )
+
+    file_name: Mapped[str]
+    # The file as read (cauri.payout_batches.files): approved, its items are the batch's, as
+    # the approver saw them.
+    file_text: Mapped[str] = mapped_column(Text)
+    item_count: Mapped[int] = mapped_column(Integer)
+    # What its items ask to send, in francs CFA (the threshold's unit), fees aside.
+    amount: Mapped[int] = mapped_column(BigInteger)
+    # The merchant's validated payout account when asked ("operator number"), which its
+    # items without a number are paid to: approved, they go there or nowhere.
+    own_account: Mapped[str | None]

@@ -99,7 +99,23 @@ class PayoutApproval(Base):
 DRAFT_STATES = ("awaiting", "approved", "rejected", "cancelled")
 
 
-class PayoutDraft(Base):
+class TeamDraft:
+    """What a merchant team's money action awaiting a second member's approval has, whatever
+    it asks for (cauri.team.second_approval): who asked, its state, who decided."""
+
+    reference: Mapped[str] = mapped_column(String, primary_key=True)
+    merchant_id: Mapped[str] = mapped_column(ForeignKey("merchants.id"))
+    external_id: Mapped[str]
+    status: Mapped[str]
+    created_by: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"))
+    created_by_email: Mapped[str]
+    created_at: Mapped[datetime]
+    decided_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"))
+    decided_by_email: Mapped[str | None]
+    decided_at: Mapped[datetime | None]
+
+
+class PayoutDraft(TeamDraft, Base):
     """A live payout asked for on the dashboard above the owner's threshold
     (`Merchant.team_approval_above`): neither a payout nor a debit, nor counted in any cap,
     until a second member of the team approves it; then the payout it becomes has the
@@ -116,9 +132,6 @@ class PayoutDraft(Base):
         UniqueConstraint("merchant_id", "external_id"),
     )
 
-    reference: Mapped[str] = mapped_column(String, primary_key=True)
-    merchant_id: Mapped[str] = mapped_column(ForeignKey("merchants.id"))
-    external_id: Mapped[str]
     request: Mapped[dict[str, Any]] = mapped_column(JSONB)
     # As the payout would be: shown in the list of drafts.
     amount: Mapped[int] = mapped_column(BigInteger)
@@ -127,10 +140,3 @@ class PayoutDraft(Base):
     operator: Mapped[str]
     phone_number: Mapped[str]
     third_party: Mapped[bool] = mapped_column(Boolean)
-    status: Mapped[str]
-    created_by: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id"))
-    created_by_email: Mapped[str]
-    created_at: Mapped[datetime]
-    decided_by: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id"))
-    decided_by_email: Mapped[str | None]
-    decided_at: Mapped[datetime | None]

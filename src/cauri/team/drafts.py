@@ -5,44 +5,36 @@ not a payout of the API, not debited, not counted in any cap, until a second mem
 team who moves money approves it. Approved, it becomes an ordinary payout through
 `payouts.create`, with the draft's reference as its `external_id` (so that the draft finds
 its payout, and an approval repeated makes one payout), and the platform's own approval may
-still hold it. The two people follow the platform's rules of two-person money actions
-(cauri.audit.approvers): two different members, neither of whom invited the other or gave
-them a sign-in link in the last 24 hours. Test payouts, and live ones at or below the
-threshold, are payouts at once. Every step is audited with the member as its actor.
+still hold it. The two people follow the team's rules of maker-checker
+(cauri.team.second_approval). Test payouts, and live ones at or below the threshold, are
+payouts at once. Every step is audited with the member as its actor.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.audit import approvers
 from cauri.audit.actor import Actor
 from cauri.audit.log import audited, record
-from cauri.kit.errors import Conflict, InvalidRequest, NotFound, PayoutFailed
+from cauri.kit.errors import Conflict, InvalidRequest, PayoutFailed
 from cauri.kit.ids import prefixed
 from cauri.kit.money import EXPONENT, format_major, to_minor
 from cauri.kit.phone import mask
 from cauri.merchants.caller import Caller
-from cauri.models import Merchant, Payout, PayoutDraft, User
+from cauri.models import Merchant, Payout, PayoutDraft
 from cauri.payouts.schemas import PayoutCreate, payout_object
 from cauri.payouts.service import Quote, check_per_payout, payouts
 from cauri.runtime import Runtime
-from cauri.team.roles import Permission, allows
+from cauri.team.second_approval import APPROVED, AWAITING, DraftKind
 
 CREATE_PAYOUT = "payout.create"
 CREATE = "payout_draft.create"
-APPROVE = "payout_draft.approve"
-REJECT = "payout_draft.reject"
-CANCEL = "payout_draft.cancel"
 SET_THRESHOLD = "team.payout_threshold"
-
-AWAITING, APPROVED, REJECTED, CANCELLED = "awaiting", "approved", "rejected", "cancelled"
 _THRESHOLD = "team_approval_above"
 # What a merchant's amounts admit (15 digits, as the API's).
 _AMOUNT_LIMIT = Decimal(10) ** 15
@@ -155,40 +147,7 @@ def draft_row(draft: PayoutDraft) -> dict[str, Any]:
     }
 
 
-async def _awaiting(session: AsyncSession, merchant_id: str, reference: str) -> PayoutDraft:
-    """The merchant's draft, locked (approvals of one draft are decided one at a time);
-    another merchant's is as unknown as none."""
-    draft = await session.get(PayoutDraft, reference, with_for_update=True)
-    if draft is None or draft.merchant_id != merchant_id:
-        raise NotFound(f"Brouillon de transfert introuvable : {reference}.")
-    if draft.status != AWAITING:
-        raise Conflict(f"Le brouillon {reference} n'attend plus d'approbation.")
-    return draft
-
-
-async def _decide(
-    session: AsyncSession,
-    runtime: Runtime,
-    actor: Actor,
-    merchant_id: str,
-    reference: str,
-    action: str,
-    status: str,
-) -> PayoutDraft:
-    draft = await _awaiting(session, merchant_id, reference)
-
-    async def state() -> dict[str, Any]:
-        return draft_row(draft)
-
-    async def change() -> PayoutDraft:
-        draft.status = status
-        draft.decided_by = actor.staff_account_id
-        draft.decided_by_email = actor.name
-        draft.decided_at = runtime.clock.now()
-        return draft
-
-    resource = ("payout_draft", reference)
-    return await audited(session, actor, action, resource, state, change, at=runtime.clock.now())
+DRAFTS = DraftKind(PayoutDraft, "payout_draft", draft_row, "Brouillon de transfert introuvable")
 
 
 async def approve(
@@ -197,32 +156,14 @@ async def approve(
     """The second member's approval: the draft becomes its payout, or stays a draft when
     the payout is refused before anything is written (the balance no longer covers it, a
     cap would be passed); an operator's refusal is a failed payout, as through the API."""
-    draft = await _awaiting(session, caller.merchant_id, reference)
-    await _maker_still_moves_money(session, draft)
-    maker = Actor.member(draft.created_by_email, draft.created_by)
-    await approvers.check_second(session, maker, actor, runtime.clock.now())
+    draft = await DRAFTS.approvable(session, runtime, actor, caller.merchant_id, reference)
     amount = Decimal(draft.amount).scaleb(-EXPONENT[draft.currency])
     body = PayoutCreate.model_validate(
         draft.request | {"amount": amount, "external_id": draft.reference}
     )
     await _unchanged(session, caller, draft, body)
-    await _decide(session, runtime, actor, caller.merchant_id, reference, APPROVE, APPROVED)
+    await DRAFTS.decide(session, runtime, actor, draft, APPROVED)
     return await _pay(session, runtime, actor, caller, body)
-
-
-async def _maker_still_moves_money(session: AsyncSession, draft: PayoutDraft) -> None:
-    """A draft is its maker's request: once they are disabled or no longer move money, it
-    is nobody's, and only a rejection ends it."""
-    maker = await session.get(User, draft.created_by)
-    if (
-        maker is None
-        or maker.disabled_at is not None
-        or not allows(maker.role, Permission.MOVE_MONEY)
-    ):
-        raise Conflict(
-            f"{draft.created_by_email} ne peut plus demander de transfert : ce brouillon ne "
-            "peut qu'être rejeté."
-        )
 
 
 async def _unchanged(
@@ -245,40 +186,6 @@ async def _unchanged(
     )
     if await session.scalar(taken) is not None:
         raise Conflict(f"Un autre transfert porte déjà la référence {draft.reference}.")
-
-
-async def reject(
-    session: AsyncSession, runtime: Runtime, actor: Actor, merchant_id: str, reference: str
-) -> PayoutDraft:
-    """Refused by a member who moves money: it never becomes a payout."""
-    return await _decide(session, runtime, actor, merchant_id, reference, REJECT, REJECTED)
-
-
-async def cancel(
-    session: AsyncSession, runtime: Runtime, actor: Actor, merchant_id: str, reference: str
-) -> PayoutDraft:
-    """Withdrawn by the member who asked for it (nobody else)."""
-    draft = await _awaiting(session, merchant_id, reference)
-    if draft.created_by != actor.staff_account_id:
-        raise Conflict("Seul le membre qui a demandé ce transfert peut l'annuler.")
-    return await _decide(session, runtime, actor, merchant_id, reference, CANCEL, CANCELLED)
-
-
-async def awaiting(session: AsyncSession, merchant_id: str) -> Sequence[PayoutDraft]:
-    """The merchant's drafts awaiting a second approval, oldest first."""
-    statement = (
-        select(PayoutDraft)
-        .where(PayoutDraft.merchant_id == merchant_id, PayoutDraft.status == AWAITING)
-        .order_by(PayoutDraft.created_at, PayoutDraft.reference)
-    )
-    return (await session.scalars(statement)).all()
-
-
-async def count_awaiting(session: AsyncSession, merchant_id: str) -> int:
-    statement = select(func.count()).where(
-        PayoutDraft.merchant_id == merchant_id, PayoutDraft.status == AWAITING
-    )
-    return int(await session.scalar(statement) or 0)
 
 
 async def set_threshold(

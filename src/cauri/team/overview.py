@@ -1,9 +1,10 @@
 """What a merchant's team sees first on its home, in one environment: today's and this
 month's payments (how many, the volume that succeeded, the success rate over those decided),
 the volume of each of the last 30 days, and what needs someone: a failing webhook endpoint,
-keys expiring, payouts awaiting an approval (the team's drafts, the platform's holds). Days
-and months in UTC, as the staff's overview (cauri.staff.overview). Each figure is one
-aggregate over the merchant's rows of the period (the payments' list index)."""
+keys expiring, payouts awaiting an approval (the team's drafts, of a payout or of a file of
+payouts; the platform's holds). Days and months in UTC, as the staff's overview
+(cauri.staff.overview). Each figure is one aggregate over the merchant's rows of the period
+(the payments' list index)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.models import ApiKey, Payment, Payout
 from cauri.models.payouts import APPROVAL_REQUIRED
-from cauri.team import drafts
+from cauri.team import batch_drafts, drafts
 from cauri.webhooks.failing import FailingEndpoint, failing_endpoints
 
 CHART_DAYS = 30
@@ -66,6 +67,7 @@ class Alerts:
     failing_endpoints: Sequence[FailingEndpoint]
     expiring_keys: Sequence[ApiKey]
     drafts_awaiting: int  # the team's, live only
+    batch_drafts_awaiting: int  # the team's files of payouts, live only
     held_payouts: int  # the platform's approval
 
     def __bool__(self) -> bool:
@@ -73,6 +75,7 @@ class Alerts:
             self.failing_endpoints
             or self.expiring_keys
             or self.drafts_awaiting
+            or self.batch_drafts_awaiting
             or self.held_payouts
         )
 
@@ -160,7 +163,10 @@ async def _alerts(session: AsyncSession, merchant_id: str, livemode: bool, now: 
             if endpoint.livemode == livemode
         ],
         expiring_keys=expiring.all(),
-        drafts_awaiting=await drafts.count_awaiting(session, merchant_id) if livemode else 0,
+        drafts_awaiting=await drafts.DRAFTS.count_awaiting(session, merchant_id) if livemode else 0,
+        batch_drafts_awaiting=(
+            await batch_drafts.DRAFTS.count_awaiting(session, merchant_id) if livemode else 0
+        ),
         held_payouts=int(held or 0),
     )
 
