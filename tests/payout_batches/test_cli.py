@@ -154,6 +154,28 @@ async def test_a_live_batch_above_the_dual_amount_waits_for_a_second_person(
     )  # fmt: skip
     assert approved.exit_code == 0, approved.stderr
     assert await scalar(runtime, "SELECT count(*) FROM payout_batches") == 1
+    # A CSV's amounts, exact numbers, are the same numbers once approved (review finding:
+    # kept as text, each item was then refused as "not a JSON number").
+    csv_file = tmp_path / "lot.csv"
+    csv_file.write_text(
+        "external_id,amount,operator,phone_number\n"
+        "d,6000,mtn,22997000000\ne,6000,mtn,22997000000\n",
+        encoding="utf-8",
+    )
+    from_csv = ["payouts", "batch", str(csv_file), "--merchant", merchant.id, "--mode", "live"]
+    asked_csv = await run_cli(
+        database_url, *from_csv, "--as", awa.email, "--totp", awa.code(steps_ahead=1),
+        "--json", env_vars=secret,
+    )  # fmt: skip
+    pending_csv = asked_csv.json()["pending_approval"]
+    fatou = await make_staff(runtime, "fatou@cauri.example", "finance")
+    approved_csv = await run_cli(
+        database_url, "approvals", "approve", pending_csv["id"], "--as", fatou.email,
+        "--totp", fatou.code(), env_vars=secret,
+    )  # fmt: skip
+    assert approved_csv.exit_code == 0, approved_csv.stderr
+    refused = "SELECT count(*) FROM payout_batch_items WHERE error IS NOT NULL"
+    assert await scalar(runtime, refused) == 0
     # Below the amount, one person sends it, as before.
     small = body | {"external_id": "lot-9", "items": [item | {"external_id": "c"}]}
     file.write_text(json.dumps(small), encoding="utf-8")

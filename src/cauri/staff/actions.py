@@ -680,10 +680,30 @@ async def create_payout_batch(
                     amount=total,
                     currency=currency,
                     livemode=True,
-                    params={"body": body.model_dump(mode="json")},
+                    params=_batch_params(body),
                     reason=None,
                 )
     return await _create_payout_batch(session, runtime, actor, merchant_id, livemode, body)
+
+
+def _batch_params(body: PayoutBatchCreate) -> dict[str, Any]:
+    """The batch as the approval keeps it (JSON): which items' amounts were exact numbers
+    (a CSV's, a JSON file's with a fraction), which JSON stores as text, so that the approved
+    batch is the one asked (review finding: each such item was refused as not a number)."""
+    exact = [
+        position
+        for position, item in enumerate(body.items)
+        if isinstance(item, dict) and isinstance(item.get("amount"), Decimal)
+    ]
+    return {"body": body.model_dump(mode="json"), "exact_amounts": exact}
+
+
+def _batch_asked(asked: Mapping[str, Any]) -> PayoutBatchCreate:
+    body = asked["body"]
+    for position in asked.get("exact_amounts", ()):
+        item = body["items"][position]
+        item["amount"] = Decimal(item["amount"])
+    return PayoutBatchCreate.model_validate(body)
 
 
 def _third_party_totals(body: PayoutBatchCreate) -> dict[str, int]:
@@ -695,7 +715,7 @@ def _third_party_totals(body: PayoutBatchCreate) -> dict[str, int]:
             continue
         mode = catalogue.find(str(item.get("operator") or ""))
         amount = item.get("amount")
-        if mode is None or not isinstance(amount, int | float | str):
+        if mode is None or not isinstance(amount, int | Decimal | str):
             continue
         try:
             minor = to_minor(Decimal(str(amount)), mode.currency)
@@ -1045,7 +1065,7 @@ async def approve_action(
             actor,
             subject,
             True,
-            PayoutBatchCreate.model_validate(asked["body"]),
+            _batch_asked(asked),
         )
     elif kind == RESOLVE_DISCREPANCY.name:
         await discrepancies.resolve(
