@@ -30,6 +30,7 @@ from scratch_db import scratch_database
 from cauri.audit.actor import Actor
 from cauri.kit.db import as_asyncpg, make_engine, make_sessionmaker, unit_of_work
 from cauri.reconciliation import imports, matching
+from cauri.reconciliation.days import UTC_DAYS
 
 CONNECTOR = "bench-wave"
 DAY = date(2026, 11, 27)
@@ -164,7 +165,7 @@ async def main() -> None:
                 started = time.perf_counter()
                 async with unit_of_work(sessions) as session:
                     imported = await imports.import_file(
-                        session, CONNECTOR, path, Actor.cli(), datetime.now(UTC)
+                        session, CONNECTOR, path, Actor.cli(), datetime.now(UTC), UTC_DAYS
                     )
                 took = time.perf_counter() - started
                 print(
@@ -173,7 +174,7 @@ async def main() -> None:
                 )
                 started = time.perf_counter()
                 async with unit_of_work(sessions) as session:
-                    run = await matching.run(session, CONNECTOR, DAY, datetime.now(UTC))
+                    run = await matching.run(session, CONNECTOR, DAY, datetime.now(UTC), UTC_DAYS)
                 took = time.perf_counter() - started
                 print(
                     f"run: {run.lines} lines, {run.matched} matched, found {run.found} "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -74,12 +75,31 @@ class Settings(BaseSettings):
     worker_concurrency: int = 32
     worker_poll_interval: float = 1.0
     job_lease_seconds: float = 60.0
+    # The platform's days (an IANA name): the days finance reconciles and the daily run's
+    # hour are in it. West Africa's is UTC; Congo-Brazzaville's `Africa/Brazzaville`, UTC+1.
+    time_zone: str = "UTC"
 
     @field_validator("webhook_retry_delays", "operator_poll_delays")
     @classmethod
     def _delays_are_numbers(cls, value: str) -> str:
         [float(part) for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("time_zone")
+    @classmethod
+    def _time_zone_is_known(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                f"CAURI_TIME_ZONE: unknown time zone {value!r} (an IANA name: UTC, "
+                "Africa/Abidjan, Africa/Brazzaville)"
+            ) from None
+        return value
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.time_zone)
 
     @field_validator("secret_key")
     @classmethod

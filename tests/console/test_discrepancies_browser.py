@@ -13,6 +13,7 @@ from sqlalchemy import text
 
 from cauri.audit.actor import Actor
 from cauri.kit.db import unit_of_work
+from cauri.reconciliation.days import UTC_DAYS
 from cauri.reconciliation.imports import import_file
 from cauri.reconciliation.runs import reconcile_day
 from cauri.runtime import Runtime
@@ -46,9 +47,10 @@ async def two_discrepancies(runtime: Runtime, tmp_path: Path) -> None:
     path = tmp_path / "statement.csv"
     path.write_text(STATEMENT.format(day=day.isoformat()))
     async with unit_of_work(runtime.sessionmaker) as session:
-        await import_file(session, CONNECTOR, path, Actor.cli(), runtime.clock.now())
+        await import_file(session, CONNECTOR, path, Actor.cli(), runtime.clock.now(), UTC_DAYS)
     async with unit_of_work(runtime.sessionmaker) as session:
-        run = await reconcile_day(session, Actor.cli(), CONNECTOR, day, runtime.clock.now())
+        now = runtime.clock.now()
+        run = await reconcile_day(session, Actor.cli(), CONNECTOR, day, now, UTC_DAYS)
     assert run.found == {"missing_at_cauri": 1, "fee_taken": 1}
 
 

@@ -30,7 +30,9 @@ def _day(value: str) -> date:
     try:
         return date.fromisoformat(value)
     except ValueError:
-        raise typer.BadParameter("a date, YYYY-MM-DD (UTC)", param_hint="--date") from None
+        raise typer.BadParameter(
+            "a date, YYYY-MM-DD (the platform's: CAURI_TIME_ZONE)", param_hint="--date"
+        ) from None
 
 
 @reconcile_cli.command("import")
@@ -52,12 +54,21 @@ def import_statement(
     """Imports a statement file in the operator's own format, or in Cauri's own CSV for an
     operator that publishes none (docs/OPERATORS.md, "Statements"); the same file twice is
     refused."""
+    from cauri.reconciliation.days import Days
     from cauri.reconciliation.imports import import_file
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
         now = runtime.clock.now()
         return _imported(
-            await import_file(session, connector, file, Actor.cli(), now, format_name=format_name)
+            await import_file(
+                session,
+                connector,
+                file,
+                Actor.cli(),
+                now,
+                Days(runtime.settings.zone),
+                format_name=format_name,
+            )
         )
 
     echo_record(in_transaction(work), as_json)
@@ -77,7 +88,9 @@ def _imported(imported: Imported) -> dict[str, Any]:
 @reconcile_cli.command("fetch")
 def fetch_statement(
     connector: Annotated[str, typer.Argument(help="The connector account's name.")],
-    day: Annotated[str, typer.Option("--date", help="The day, YYYY-MM-DD (UTC).")],
+    day: Annotated[
+        str, typer.Option("--date", help="The day, YYYY-MM-DD (CAURI_TIME_ZONE's, UTC unless set).")
+    ],
     as_json: JsonFlag = False,
 ) -> None:
     """Fetches the day's statement through the operator's API, where it has one (Wave), and
@@ -127,17 +140,22 @@ def operator_balances(
 @reconcile_cli.command("run")
 def run_day(
     connector: Annotated[str, typer.Argument(help="The connector account's name.")],
-    day: Annotated[str, typer.Option("--date", help="The day, YYYY-MM-DD (UTC).")],
+    day: Annotated[
+        str, typer.Option("--date", help="The day, YYYY-MM-DD (CAURI_TIME_ZONE's, UTC unless set).")
+    ],
     as_json: JsonFlag = False,
 ) -> None:
     """Matches the day's statement lines to Cauri's operations and the ledger, and records
     what differs; a rerun adds only what is new and closes what is gone."""
+    from cauri.reconciliation.days import Days
     from cauri.reconciliation.runs import reconcile_day
 
     on = _day(day)
 
     async def work(session: AsyncSession, runtime: Runtime) -> dict[str, Any]:
-        run = await reconcile_day(session, Actor.cli(), connector, on, runtime.clock.now())
+        run = await reconcile_day(
+            session, Actor.cli(), connector, on, runtime.clock.now(), Days(runtime.settings.zone)
+        )
         return {
             "connector": run.connector,
             "day": run.day.isoformat(),
@@ -156,7 +174,9 @@ def run_day(
 @reconcile_cli.command("list")
 def list_discrepancies(
     connector: Annotated[str | None, typer.Option("--connector")] = None,
-    day: Annotated[str | None, typer.Option("--date", help="YYYY-MM-DD (UTC).")] = None,
+    day: Annotated[
+        str | None, typer.Option("--date", help="YYYY-MM-DD (CAURI_TIME_ZONE's, UTC unless set).")
+    ] = None,
     kind: Annotated[str | None, typer.Option("--kind")] = None,
     include_resolved: Annotated[bool, typer.Option("--all", help="Resolved ones too.")] = False,
     as_json: JsonFlag = False,

@@ -23,6 +23,7 @@ from cauri.kit.errors import Conflict, InvalidRequest, NotFound
 from cauri.models import ConnectorAccount
 from cauri.models.statements import OperatorStatement
 from cauri.reconciliation import formats
+from cauri.reconciliation.days import Days
 from cauri.reconciliation.lines import Line
 
 BATCH = 5000
@@ -68,6 +69,7 @@ async def import_file(
     path: Path,
     actor: Actor,
     now: datetime,
+    days: Days,
     covers: date | None = None,
     format_name: str | None = None,
 ) -> Imported:
@@ -112,14 +114,14 @@ async def import_file(
     with path.open("rb") as raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
         try:
             reading = read(text)
-            days = await _copy(session, statement.id, reading.lines)
+            covered = await _copy(session, statement.id, reading.lines, days)
         except (UnicodeDecodeError, csv.Error) as error:
             # Not UTF-8 (an export saved in another encoding), or not CSV.
             raise InvalidRequest(f"Relevé illisible : {error}.") from None
-    statement.lines = days.count
+    statement.lines = covered.count
     if covers is not None:
-        days.cover(covers)
-    statement.first_day, statement.last_day = days.first, days.last
+        covered.cover(covers)
+    statement.first_day, statement.last_day = covered.first, covered.last
     statement.opening_balances = reading.opening_balances
     statement.closing_balances = reading.closing_balances
     await log.record(
@@ -134,33 +136,40 @@ async def import_file(
             "name": path.name,
             "format": format_name,
             "digest": digest,
-            "lines": days.count,
+            "lines": covered.count,
         },
         at=now,
     )
-    return Imported(statement.id, connector, format_name, days.count, days.first, days.last)
+    return Imported(
+        statement.id, connector, format_name, covered.count, covered.first, covered.last
+    )
 
 
 @dataclass
-class _Days:
+class _Covered:
+    """The platform's days a statement's lines fall on (cauri.reconciliation.days)."""
+
+    days: Days
     count: int = 0
     first: date | None = None
     last: date | None = None
 
     def saw(self, line: Line) -> None:
         self.count += 1
-        self.cover(line.at.date())
+        self.cover(self.days.of(line.at))
 
     def cover(self, day: date) -> None:
         self.first = day if self.first is None else min(self.first, day)
         self.last = day if self.last is None else max(self.last, day)
 
 
-async def _copy(session: AsyncSession, statement_id: uuid.UUID, lines: Iterator[Line]) -> _Days:
+async def _copy(
+    session: AsyncSession, statement_id: uuid.UUID, lines: Iterator[Line], platform_days: Days
+) -> _Covered:
     connection = await session.connection()
     driver = (await connection.get_raw_connection()).driver_connection
     assert driver is not None
-    days = _Days()
+    days = _Covered(platform_days)
     numbered = enumerate(lines, start=1)
     while batch := list(islice(numbered, BATCH)):
         await driver.copy_records_to_table(
@@ -170,7 +179,7 @@ async def _copy(session: AsyncSession, statement_id: uuid.UUID, lines: Iterator[
 
 
 def _records(
-    statement_id: uuid.UUID, batch: Iterable[tuple[int, Line]], days: _Days
+    statement_id: uuid.UUID, batch: Iterable[tuple[int, Line]], days: _Covered
 ) -> list[tuple[object, ...]]:
     records: list[tuple[object, ...]] = []
     for number, line in batch:

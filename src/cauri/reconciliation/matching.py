@@ -1,4 +1,4 @@
-"""A reconciliation run: one connector account, one day (UTC), three ways.
+"""A reconciliation run: one connector account, one of the platform's days, three ways.
 
 Each line of the operator's statements that is one of Cauri's requests is matched to its
 operation (by the reference Cauri sent, or the operator's own id it answered with; failing
@@ -24,8 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.calls import jobs as call_jobs
 from cauri.reconciliation import wallets
+from cauri.reconciliation.days import Days
 from cauri.reconciliation.kinds import DiscrepancyKind
-from cauri.reconciliation.wallets import day_bounds
 
 _UUID = "'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'"
 _OPERATIONS = "('collect', 'disburse', 'refund')"
@@ -318,9 +318,9 @@ class Run:
     booked: int  # wallet movements booked (cauri.reconciliation.wallets)
 
 
-async def run(session: AsyncSession, connector: str, day: date, now: datetime) -> Run:
+async def run(session: AsyncSession, connector: str, day: date, now: datetime, days: Days) -> Run:
     """Matches the day and records what differs, in the caller's transaction."""
-    start, end = day_bounds(day)
+    start, end = days.bounds(day)
     bounds = {
         "connector": connector,
         "day": day,
@@ -342,8 +342,8 @@ async def run(session: AsyncSession, connector: str, day: date, now: datetime) -
     await session.execute(_BY_LIKENESS, bounds)
     await session.execute(text("ANALYZE recon_matches"))
     await session.execute(_FOUND, bounds)
-    booked = await wallets.book(session, connector)
-    await wallets.compare(session, connector, day, end)
+    booked = await wallets.book(session, connector, days)
+    await wallets.compare(session, connector, day)
     found = {kind: int(n) for kind, n in (await session.execute(_COUNTS)).all()}
     pending = list((await session.scalars(_PENDING_SHOWN_FINAL)).all())
     for operation_id in pending:

@@ -12,14 +12,15 @@ from cauri.audit.actor import Actor
 from cauri.kit.errors import NotFound
 from cauri.models import ConnectorAccount
 from cauri.reconciliation import matching
+from cauri.reconciliation.days import Days
 
 
 async def reconcile_day(
-    session: AsyncSession, actor: Actor, connector: str, day: date, now: datetime
+    session: AsyncSession, actor: Actor, connector: str, day: date, now: datetime, days: Days
 ) -> matching.Run:
     if await session.get(ConnectorAccount, connector) is None:
         raise NotFound(f"Aucun connecteur {connector}.")
-    run = await matching.run(session, connector, day, now)
+    run = await matching.run(session, connector, day, now, days)
     await log.record(
         session,
         actor,

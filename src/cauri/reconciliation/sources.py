@@ -16,6 +16,7 @@ from cauri.kit.errors import Conflict, InvalidRequest, NotFound, ServerError
 from cauri.models.statements import OperatorStatement
 from cauri.operators.protocol import GivesStatements, OperatorAdapter, StatementUnavailable
 from cauri.reconciliation import imports
+from cauri.reconciliation.days import Days
 from cauri.runtime import Runtime
 
 
@@ -38,7 +39,8 @@ async def adapter_of(runtime: Runtime, connector: str) -> OperatorAdapter:
 
 
 async def fetch(runtime: Runtime, actor: Actor, connector: str, day: date) -> imports.Imported:
-    """Fetches and imports `connector`'s statement of `day` (UTC), once: a day fetched
+    """Fetches and imports `connector`'s statement of `day` (the operator's: Wave's and
+    pawaPay's are UTC days; it covers that day of the platform's), once: a day fetched
     already is refused (its lines stand; a file import adds to them)."""
     name = fetched_name(connector, day)
     adapter = await adapter_of(runtime, connector)
@@ -66,5 +68,11 @@ async def fetch(runtime: Runtime, actor: Actor, connector: str, day: date) -> im
         async with unit_of_work(runtime.sessionmaker) as session:
             # It covers the day asked, lines or not: a quiet day is a statement too.
             return await imports.import_file(
-                session, connector, path, actor, runtime.clock.now(), covers=day
+                session,
+                connector,
+                path,
+                actor,
+                runtime.clock.now(),
+                Days(runtime.settings.zone),
+                covers=day,
             )

@@ -6,7 +6,8 @@ opening balance (from the first statement that states one: what the wallet held 
 Cauri read it, less what Cauri had booked by then) and the top-ups and settlements between
 it and the platform's bank. The operator's fees are finance's to book (a `fee_taken`
 discrepancy resolved with money). Then the wallet's balance at the end of a day can be
-compared with the closing balance the operator states for it (`balance_differs`).
+compared with the closing balance the operator states for it (`balance_differs`), at the
+instant that balance stands at.
 
 Runs inside a reconciliation run (cauri.reconciliation.matching), over its temporary
 tables of the day's lines and matches.
@@ -15,15 +16,18 @@ tables of the day's lines and matches.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.ledger import accounts, movements
 from cauri.ledger.movements import Movement
+from cauri.reconciliation.days import Days
 
 LIVE = True  # statements are of live wallets: sandboxes move no money to reconcile
+# The statement's last line is in the balance it closes with.
+_AFTER = timedelta(microseconds=1)
 
 # The opening balance of each currency: the first statement (by the days it covers) that
 # states one.
@@ -64,10 +68,12 @@ _MOVEMENTS = text(
     """
 )
 
-# The closing balances the operator states for the day: the latest statement ending on it.
+# The closing balances the operator states for the day: the latest statement ending on it,
+# with the instant its balance stands at (just after its last line).
 _CLOSINGS = text(
     """
-    SELECT DISTINCT ON (stated.currency) stated.currency, stated.amount
+    SELECT DISTINCT ON (stated.currency) stated.currency, stated.amount,
+           (SELECT max(l.at) FROM statement_lines l WHERE l.statement_id = s.id) AS closed_at
     FROM operator_statements s,
          jsonb_each_text(s.closing_balances) AS stated(currency, amount)
     WHERE s.connector = :connector AND s.last_day = :day
@@ -75,9 +81,9 @@ _CLOSINGS = text(
     """
 )
 
-# Operations the operator booked on one side of midnight and Cauri on the other (a
+# Operations the operator booked on one side of that instant and Cauri on the other (a
 # callback a minute late): counted on the operator's side, so that the balances compare.
-_ACROSS_MIDNIGHT = text(
+_ACROSS = text(
     """
     WITH booked AS (
         SELECT o.subject_ref, min(l.at) AS at
@@ -94,6 +100,20 @@ _ACROSS_MIDNIGHT = text(
     """
 )
 
+# Corrections of the wallet (cauri.reconciliation.service) count on the day of the
+# discrepancy they resolve, whenever finance booked them.
+_CORRECTIONS_ACROSS = text(
+    """
+    SELECT coalesce(sum(p.amount) FILTER (WHERE d.day <= :day AND t.created_at >= :end), 0)
+         - coalesce(sum(p.amount) FILTER (WHERE d.day > :day AND t.created_at < :end), 0)
+    FROM discrepancies d
+    JOIN ledger_transactions t
+      ON t.reference = 'discrepancy:' || d.id AND t.kind = 'adjustment'
+    JOIN ledger_postings p ON p.transaction_id = t.id AND p.account = :wallet
+    WHERE d.connector = :connector
+    """
+)
+
 _FOUND = text(
     """
     INSERT INTO recon_found (kind, about, line_id, operation_id, currency, details)
@@ -102,12 +122,6 @@ _FOUND = text(
                                CAST(:held AS bigint), 'difference', CAST(:difference AS bigint)))
     """
 )
-
-
-def day_bounds(day: date) -> tuple[datetime, datetime]:
-    """A UTC day's first instant and the next day's."""
-    start = datetime.combine(day, time(), tzinfo=UTC)
-    return start, start + timedelta(days=1)
 
 
 def _wallet(connector: str, currency: str) -> str:
@@ -130,7 +144,7 @@ class Booked:
     movements: int
 
 
-async def book(session: AsyncSession, connector: str) -> Booked:
+async def book(session: AsyncSession, connector: str, days: Days) -> Booked:
     """Books what the statements say moved the wallet outside Cauri's operations, once."""
     openings = 0
     for currency, stated, first_day in (
@@ -139,7 +153,7 @@ async def book(session: AsyncSession, connector: str) -> Booked:
         reference = f"{connector}:opening:{currency}"
         if await session.scalar(_BOOKED, {"reference": reference}):
             continue
-        start, _ = day_bounds(first_day)
+        start = days.start(first_day)
         held = await _held_before(session, connector, currency, start)
         # Backdated to the day it is the balance of, so that any day's balance reads it.
         await movements.wallet_moved(
@@ -168,15 +182,26 @@ async def book(session: AsyncSession, connector: str) -> Booked:
     return Booked(openings, len(moved))
 
 
-async def compare(session: AsyncSession, connector: str, day: date, end: datetime) -> None:
+async def compare(session: AsyncSession, connector: str, day: date) -> None:
     """Records a `balance_differs` for each currency whose closing balance the operator
-    states for the day and the ledger's wallet does not hold at its end."""
-    for currency, stated in (
+    states for the day and the ledger's wallet does not hold at the same instant (the
+    statement's, whatever the platform's time zone: an operator's API gives its own days)."""
+    for currency, stated, closed_at in (
         await session.execute(_CLOSINGS, {"connector": connector, "day": day})
     ).all():
+        if closed_at is None:
+            continue  # a statement without lines states the balance of no instant
+        end = closed_at + _AFTER
         wallet = _wallet(connector, currency)
-        across = int(await session.scalar(_ACROSS_MIDNIGHT, {"wallet": wallet, "end": end}) or 0)
-        held = await _held_before(session, connector, currency, end) - across
+        across = int(await session.scalar(_ACROSS, {"wallet": wallet, "end": end}) or 0)
+        corrected = int(
+            await session.scalar(
+                _CORRECTIONS_ACROSS,
+                {"wallet": wallet, "end": end, "day": day, "connector": connector},
+            )
+            or 0
+        )
+        held = await _held_before(session, connector, currency, end) - across - corrected
         if held != int(stated):
             await session.execute(
                 _FOUND,

@@ -277,3 +277,36 @@ async def test_a_statement_in_another_encoding_is_refused_without_a_trace(
     path.write_bytes((header + line).encode("cp1252"))
     refused = await run_cli(database_url, "reconcile", "import", CONNECTOR, str(path))
     assert refused.error()["code"] == "invalid_request"
+
+
+async def test_the_platforms_days_are_in_its_time_zone(
+    merchant: MerchantKeys, database_url: str, tmp_path: Path
+) -> None:
+    """CAURI_TIME_ZONE=Africa/Brazzaville (UTC+1, a platform in Congo): a deposit pawaPay
+    stamps 23:30 UTC on the 2nd is on the 3rd of the platform's days, found there and not
+    on the 2nd."""
+    congo = {"CAURI_TIME_ZONE": "Africa/Brazzaville"}
+    path = tmp_path / "statement.csv"
+    path.write_text(
+        "Creation Date,MSISDN,Transaction ID,Amount,Currency,Country,MNO,Type\n"
+        "2026-11-02 23:30:00,22951000000,dep-late-1,7000,XOF,BEN,MTN_MOMO_BEN,Deposit\n"
+    )
+    imported = await run_cli(
+        database_url, "reconcile", "import", CONNECTOR, str(path), "--json", env_vars=congo
+    )
+    assert (imported.json()["first_day"], imported.json()["last_day"]) == (
+        "2026-11-03",
+        "2026-11-03",
+    )
+    found = {}
+    for day in ("2026-11-02", "2026-11-03"):
+        ran = await run_cli(
+            database_url, "reconcile", "run", CONNECTOR, "--date", day, "--json", env_vars=congo
+        )
+        found[day] = ran.json()["discrepancies"]
+    assert found == {"2026-11-02": {}, "2026-11-03": {"missing_at_cauri": 1}}
+    refused = await run_cli(
+        database_url, "reconcile", "list", env_vars={"CAURI_TIME_ZONE": "Mars/Olympus"}
+    )
+    assert refused.exit_code != 0
+    assert "CAURI_TIME_ZONE" in refused.stderr

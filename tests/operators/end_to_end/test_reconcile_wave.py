@@ -21,6 +21,7 @@ from cauri.audit.actor import Actor
 from cauri.kit.db import unit_of_work
 from cauri.kit.errors import Conflict
 from cauri.ledger import movements
+from cauri.reconciliation.days import UTC_DAYS
 from cauri.reconciliation.imports import import_file
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
@@ -646,7 +647,7 @@ async def test_the_same_statement_imported_twice_at_once_is_one_statement(
         try:
             async with unit_of_work(runtime.sessionmaker) as session:
                 return await import_file(
-                    session, CONNECTOR, statement, Actor.cli(), runtime.clock.now()
+                    session, CONNECTOR, statement, Actor.cli(), runtime.clock.now(), UTC_DAYS
                 )
         except Conflict as refused:
             return refused
