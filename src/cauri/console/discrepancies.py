@@ -18,6 +18,7 @@ from cauri.console.security import PREFIX
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError, InvalidRequest
+from cauri.ledger import holdings
 from cauri.models import MoneyApproval
 from cauri.reconciliation import service
 from cauri.reconciliation.kinds import LABELS
@@ -42,6 +43,7 @@ async def _queue(
         "refusal": refusal,
         "resolved": request.query_params.get("resolu"),
         "asked": request.query_params.get("demande"),
+        "receivables": await holdings.receivables(session),
     }
     return render(
         request, "console/discrepancies.html", context, refusal.http_status if refusal else 200

@@ -4,6 +4,7 @@ ledger knows how account codes are made: callers ask by merchant and environment
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -54,3 +55,31 @@ async def available(
     held = {c: accounts.merchant_available(merchant_id, livemode, c) for c in currencies}
     found = await balances(session, list(held.values()))
     return {currency: found[account] for currency, account in held.items()}
+
+
+@dataclass(frozen=True)
+class Receivable:
+    """What a merchant owes the platform in one currency (accounts.merchant_receivable)."""
+
+    merchant_id: str
+    livemode: bool
+    currency: str
+    owed: int  # minor units, positive
+
+
+_RECEIVABLES = text(
+    "SELECT account, currency, -sum(amount) FROM ledger_postings "
+    "WHERE account LIKE 'merchant:%:receivable:%' "
+    "GROUP BY account, currency HAVING sum(amount) <> 0 ORDER BY account"
+)
+
+
+async def receivables(session: AsyncSession) -> list[Receivable]:
+    """Every merchant that owes something, by merchant."""
+    found = []
+    for code, currency, owed in await session.execute(_RECEIVABLES):
+        # merchant:{id}:receivable:{environment}:{currency}
+        _, merchant_id, _, environment, _ = code.split(":")
+        live = environment == accounts.environment(True)
+        found.append(Receivable(merchant_id, live, currency, int(owed)))
+    return found
