@@ -3,7 +3,8 @@ matched against the operations and the ledger in under 60 s, in bounded memory).
 
 On a scratch database (migrated, dropped afterwards): `-n` live operations of a Wave
 connector account spread over one day, each succeeded with its ledger transaction (the
-clearing account and the merchant's balance), then the wallet's transactions for that day as
+clearing account and the merchant's balance, then the clearing account to the connector
+account's wallet), then the wallet's transactions for that day as
 Wave's API pages them (JSON Lines, written to a temporary file, streamed from the database):
 one line per operation, except a few of each kind of discrepancy (listed twice, left out,
 another amount, lines of the wallet's own). Measured, each in its own transaction, as
@@ -62,6 +63,19 @@ CROSS JOIN LATERAL (VALUES
     ('operator:wave_sn:clearing:live:XOF', -(o.request ->> 'amount')::bigint),
     ('merchant:m_bench:available:live:XOF', (o.request ->> 'amount')::bigint)
 ) side(account, amount);
+
+WITH t AS (
+    INSERT INTO ledger_transactions (kind, reference, livemode, created_at)
+    SELECT 'carried', subject_ref, true, created_at FROM operator_operations
+    RETURNING id, reference
+)
+INSERT INTO ledger_postings (transaction_id, account, currency, amount)
+SELECT t.id, side.account, 'XOF', side.amount
+FROM t JOIN operator_operations o ON o.subject_ref = t.reference
+CROSS JOIN LATERAL (VALUES
+    ('connector:' || o.connector || ':wallet:live:XOF', -(o.request ->> 'amount')::bigint),
+    ('operator:wave_sn:clearing:live:XOF', (o.request ->> 'amount')::bigint)
+) side(account, amount);
 """
 
 
@@ -73,11 +87,12 @@ async def seed(url: str, lines: int) -> None:
     connection = await asyncpg.connect(url)
     try:
         start = datetime.combine(DAY, datetime.min.time(), tzinfo=UTC)
-        account, operations, ledger = _SEED.split(";\n\n")
+        account, operations, collected, carried = _SEED.split(";\n\n")
         async with connection.transaction():
             await connection.execute(account, CONNECTOR)
             await connection.execute(operations, CONNECTOR, lines, start)
-            await connection.execute(ledger)
+            await connection.execute(collected)
+            await connection.execute(carried)
         # As autovacuum would have by then: the planner's statistics of the tables.
         await connection.execute("ANALYZE")
     finally:

@@ -4,6 +4,8 @@ and reads why another was refused."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 import pytest
 from playwright.async_api import Page, expect
@@ -55,3 +57,39 @@ async def test_a_viewer_reads_a_batch_and_follows_its_items(
     assert await fits(page)
     await items.nth(0).get_by_role("link").click()
     await expect(page.get_by_role("heading", level=1)).to_contain_text("Transfert pyo_")
+
+
+async def test_finance_sends_a_batch_for_a_merchant_from_a_file(
+    page: Page, server: ServerThread, runtime: Runtime, tmp_path: Path
+) -> None:
+    """As `cauri payouts batch` does, from the page: a file the reader refuses is said, the
+    batch sent is shown with its items (test mode: made by the worker)."""
+    merchant = await make_merchant(runtime, name="Boutique Awa")
+    await top_up(runtime, merchant.id, 10_000)
+    good = tmp_path / "salaires.csv"
+    good.write_text(
+        "external_id,amount,operator,phone_number\n"
+        "s-1,1000,mtn,22997000000\ns-2,deux mille,mtn,22997000000\n"
+    )
+    empty = tmp_path / "vide.csv"
+    empty.write_text("external_id,amount,operator,phone_number\n")
+    await page.set_viewport_size(PHONE)
+    await sign_in(page, server, await make_staff(runtime, "fatou@cauri.example", "finance"))
+    await page.goto(f"{server.base_url}/console/payout-batches")
+
+    form = page.locator("form.send-batch")
+    await form.get_by_label("Marchand").fill(merchant.id)
+    await form.get_by_label("Fichier CSV ou JSON").set_input_files(str(empty))
+    await form.get_by_role("button", name="Envoyer le lot").click()
+    await expect(page.locator("#action-refused")).to_be_visible()
+    assert await fits(page)
+
+    form = page.locator("form.send-batch")
+    await form.get_by_label("Marchand").fill(merchant.id)
+    await form.get_by_label("Fichier CSV ou JSON").set_input_files(str(good))
+    await form.get_by_role("button", name="Envoyer le lot").click()
+    await expect(page.get_by_role("heading", level=1)).to_contain_text("Lot de transferts")
+    items = page.locator("tbody tr")
+    await expect(items).to_have_count(2)
+    await expect(items.filter(has_text="s-2")).to_contain_text("invalid_request")
+    assert await fits(page)
