@@ -155,6 +155,8 @@ async def book(session: AsyncSession, connector: str, days: Days) -> Booked:
             continue
         start = days.start(first_day)
         held = await _held_before(session, connector, currency, start)
+        if int(stated) == held:
+            continue  # nothing to book: the wallet held what Cauri had booked
         # Backdated to the day it is the balance of, so that any day's balance reads it.
         await movements.wallet_moved(
             session,

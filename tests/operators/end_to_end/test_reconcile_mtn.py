@@ -130,3 +130,23 @@ async def test_a_balance_the_operator_cannot_give_is_said_in_plain_words(
     assert shown.stdout.split() == [
         "currency", "operator", "cauri", "difference", "EUR", "2000000", "0", "2000000",
     ]  # fmt: skip
+
+
+async def test_an_opening_balance_equal_to_the_books_books_nothing(
+    merchant: MerchantKeys, database_url: str, tmp_path: Path, runtime: Runtime
+) -> None:
+    """Found by the bench: a wallet that held nothing before its first statement, as Cauri's
+    books said, made an empty ledger transaction, and the run failed."""
+    at = runtime.clock.now().isoformat()
+    day = runtime.clock.now().date().isoformat()
+    path = tmp_path / "mtn-report.csv"
+    path.write_text(
+        "operator_id,kind,status,amount,currency,at\n"
+        ",opening_balance,,0,XOF,\n"
+        f"MP-OWN-1,collect,succeeded,700,XOF,{at}\n"
+        ",closing_balance,,700,XOF,\n"
+    )
+    await run_cli(database_url, "reconcile", "import", CONNECTOR, str(path))
+    ran = await run_cli(database_url, "reconcile", "run", CONNECTOR, "--date", day, "--json")
+    assert ran.json()["booked"] == 0
+    assert ran.json()["discrepancies"] == {"missing_at_cauri": 1, "balance_differs": 1}
