@@ -23,6 +23,7 @@ from cauri.ledger.movements import Counterpart, Part
 from cauri.models import LedgerPosting, LedgerTransaction, Merchant, OperatorOperation
 from cauri.models.statements import Discrepancy, StatementLine
 from cauri.operators import catalogue
+from cauri.reconciliation import suggestions
 from cauri.reconciliation.kinds import LABELS
 from cauri.reconciliation.wallets import LIVE
 
@@ -80,12 +81,21 @@ def summary(discrepancy: Discrepancy) -> dict[str, Any]:
 
 
 async def detail(session: AsyncSession, discrepancy_id: int) -> dict[str, Any]:
-    """The discrepancy with both sides: the statement's line and Cauri's operation."""
+    """The discrepancy with both sides: the statement's line and Cauri's operation; while
+    open, the correcting entry it most often calls for (`suggested`, as `--book` takes it)."""
     discrepancy = await found(session, discrepancy_id)
     shown = summary(discrepancy)
-    if discrepancy.line_id is not None:
-        line = await session.get(StatementLine, discrepancy.line_id)
-        assert line is not None  # a foreign key
+    line = (
+        None
+        if discrepancy.line_id is None
+        else await session.get(StatementLine, discrepancy.line_id)
+    )
+    operation = (
+        None
+        if discrepancy.operation_id is None
+        else await session.get(OperatorOperation, discrepancy.operation_id)
+    )
+    if line is not None:
         shown["line"] = {
             "statement": str(line.statement_id),
             "line": line.line,
@@ -112,19 +122,19 @@ async def detail(session: AsyncSession, discrepancy_id: int) -> dict[str, Any]:
     ).all()
     if correction:
         shown["correction"] = {account: amount for account, amount in correction}
-    if discrepancy.operation_id is not None:
-        operation = await session.get(OperatorOperation, discrepancy.operation_id)
-        if operation is not None:
-            shown["cauri"] = {
-                "action": operation.action,
-                "subject": operation.subject,
-                "subject_ref": operation.subject_ref,
-                "status": operation.status,
-                "operator_reference": operation.operator_reference,
-                "amount": operation.request.get("amount"),
-                "currency": operation.request.get("currency"),
-                "created_at": operation.created_at.isoformat(),
-            }
+    if operation is not None:
+        shown["cauri"] = {
+            "action": operation.action,
+            "subject": operation.subject,
+            "subject_ref": operation.subject_ref,
+            "status": operation.status,
+            "operator_reference": operation.operator_reference,
+            "amount": operation.request.get("amount"),
+            "currency": operation.request.get("currency"),
+            "created_at": operation.created_at.isoformat(),
+        }
+    if discrepancy.resolved_at is None:
+        shown["suggested"] = await suggestions.suggested(session, discrepancy, line, operation)
     return shown
 
 

@@ -287,11 +287,14 @@ async def test_a_payout_wave_reversed_is_a_status_difference(
     assert payout["status"] == "succeeded"
     [balance] = await discrepancies(database_url, "--kind", "balance_differs")
     assert balance["details"]["difference"] == 1000  # back in the wallet, not in the books
-    # Finance gives the merchant its money back: the wallet and the books agree again.
+    # Finance gives the merchant its money back, as suggested: the wallet and the books
+    # agree again.
+    shown = await run_cli(database_url, "reconcile", "show", str(status["id"]), "--json")
+    assert shown.json()["suggested"] == [f"merchant:{merchant.id}=1000"]
     before = await merchant_available(runtime, merchant.id, livemode=True)
     await resolve(
         database_url, status["id"], "--reason", "Transfert annulé chez Wave",
-        "--book", f"merchant:{merchant.id}=1000",
+        "--book", shown.json()["suggested"][0],
     )  # fmt: skip
     assert await merchant_available(runtime, merchant.id, livemode=True) == before + 1000
     rerun = await run_cli(database_url, "reconcile", "run", CONNECTOR, "--date", day, "--json")
@@ -518,6 +521,10 @@ async def test_the_wallet_agrees_with_wave_once_its_fees_are_booked(
     assert run_["booked"] == 2  # the wallet's opening balance and the sweep
     by_kind = {d["kind"]: d for d in await discrepancies(database_url)}
     fees = by_kind["fee_taken"]["details"]["amount"]
+    shown = await run_cli(
+        database_url, "reconcile", "show", str(by_kind["fee_taken"]["id"]), "--json"
+    )
+    assert shown.json()["suggested"] == [f"operator_costs=-{fees}"]
     closing = int(fake.balance)
     assert by_kind["balance_differs"]["details"] == {
         "operator": closing,
@@ -571,6 +578,8 @@ async def test_a_correction_the_merchant_cannot_cover_is_held_as_its_receivable(
     [differs] = await discrepancies(database_url, "--kind", "amount_differs")
     left = await merchant_available(runtime, merchant.id, livemode=True)
     assert 0 < left < 500
+    shown = await run_cli(database_url, "reconcile", "show", str(differs["id"]), "--json")
+    assert shown.json()["suggested"] == [f"merchant:{merchant.id}=-500"]
 
     resolved = await resolve(
         database_url,

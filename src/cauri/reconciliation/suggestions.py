@@ -1,0 +1,91 @@
+"""The correcting entry a discrepancy most often calls for, as `--book` takes it: what
+`cauri reconcile show` and the console offer finance to start from, never booked by itself.
+
+Amounts are signed as the wallet sees them (money in: positive). What the operator moved
+beyond what Cauri booked goes to whoever Cauri booked the operation for: the merchant of a
+payment, payout or refund (a plan's escrow is the staff's to resolve: no suggestion).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.kit.money import decimal_text
+from cauri.models import OperatorOperation, Payment, Payout, Refund
+from cauri.models.statements import Discrepancy, StatementLine
+from cauri.reconciliation.kinds import DiscrepancyKind
+
+
+def _booked(operation: OperatorOperation) -> int:
+    """What Cauri booked the operation as moving in the wallet."""
+    amount = int(operation.request["amount"])
+    return amount if operation.action == "collect" else -amount
+
+
+async def _merchant(session: AsyncSession, operation: OperatorOperation) -> str | None:
+    reference = operation.subject_ref
+    if operation.subject == "payment":
+        return await session.scalar(
+            select(Payment.merchant_id).where(
+                Payment.id == uuid.UUID(reference), Payment.plan_id.is_(None)
+            )
+        )
+    if operation.subject == "payout":
+        return await session.scalar(select(Payout.merchant_id).where(Payout.reference == reference))
+    if operation.subject == "refund":
+        return await session.scalar(
+            select(Refund.merchant_id).where(
+                Refund.reference == reference, Refund.plan_id.is_(None)
+            )
+        )
+    return None
+
+
+def _wallet_only(discrepancy: Discrepancy, line: StatementLine | None) -> int | None:
+    """To suspense or the platform's costs: what no operation of Cauri's accounts for."""
+    kind = discrepancy.kind
+    if kind == DiscrepancyKind.FEE_TAKEN:
+        return -int(discrepancy.details["amount"])
+    if kind in (DiscrepancyKind.MISSING_AT_CAURI, DiscrepancyKind.DUPLICATE_AT_OPERATOR):
+        return None if line is None else line.amount
+    return None
+
+
+def _to_merchant(
+    discrepancy: Discrepancy, line: StatementLine | None, operation: OperatorOperation
+) -> int | None:
+    """What the merchant is owed (positive) or owes, for an operation that ended
+    otherwise at the operator than in Cauri's books."""
+    kind = discrepancy.kind
+    if kind == DiscrepancyKind.AMOUNT_DIFFERS and line is not None:
+        return line.amount - _booked(operation)
+    if kind == DiscrepancyKind.STATUS_DIFFERS and operation.status != "pending":
+        said = discrepancy.details.get("operator")
+        if said == "succeeded" and operation.status == "failed" and line is not None:
+            return line.amount
+        if said == "failed" and operation.status == "succeeded":
+            return -_booked(operation)
+    return None
+
+
+async def suggested(
+    session: AsyncSession,
+    discrepancy: Discrepancy,
+    line: StatementLine | None,
+    operation: OperatorOperation | None,
+) -> list[str]:
+    currency = discrepancy.currency or ""
+    alone = _wallet_only(discrepancy, line)
+    if alone is not None:
+        target = "operator_costs" if discrepancy.kind == DiscrepancyKind.FEE_TAKEN else "suspense"
+        return [f"{target}={decimal_text(alone, currency)}"]
+    if operation is None:
+        return []
+    owed = _to_merchant(discrepancy, line, operation)
+    merchant = await _merchant(session, operation) if owed else None
+    if owed is None or merchant is None:
+        return []
+    return [f"merchant:{merchant}={decimal_text(owed, currency)}"]
