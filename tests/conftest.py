@@ -80,6 +80,23 @@ TEST_SECRET_KEY = "test-secret-key-of-at-least-32-characters"
 TABLES_KEPT = {"alembic_version"}
 
 
+# Each sequence, with the column it numbers (serial or identity), if any.
+_SEQUENCES = text(
+    "SELECT s.relname, t.relname, a.attname FROM pg_class s "
+    "LEFT JOIN pg_depend d ON d.objid = s.oid AND d.deptype IN ('a', 'i') "
+    "LEFT JOIN pg_class t ON t.oid = d.refobjid "
+    "LEFT JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = d.refobjsubid "
+    "WHERE s.relkind = 'S' AND s.relnamespace = 'public'::regnamespace"
+)
+
+
+def _restart(sequence: str, table: str | None, column: str | None) -> str:
+    if table is None:
+        return f"SELECT setval('\"{sequence}\"', 1, false);"
+    top = f'SELECT max("{column}") FROM "{table}"'  # noqa: S608 (the schema's own names)
+    return f"SELECT setval('\"{sequence}\"', coalesce(({top}), 0) + 1, false);"
+
+
 @pytest.fixture(scope="session")
 async def emptying(engine: AsyncEngine) -> str:
     """The statements that empty every table and restart every sequence. DELETE, not
@@ -91,14 +108,12 @@ async def emptying(engine: AsyncEngine) -> str:
                 text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
             )
         ).scalars()
-        sequences = (
-            await connection.execute(
-                text("SELECT sequencename FROM pg_sequences WHERE schemaname = 'public'")
-            )
-        ).scalars()
+        sequences = (await connection.execute(_SEQUENCES)).all()
         # The schema's own names (S608).
         deletes = [f'DELETE FROM "{t}";' for t in tables if t not in TABLES_KEPT]  # noqa: S608
-        restarts = [f"SELECT setval('\"{name}\"', 1, false);" for name in sequences]
+        # Above any row a server's worker of the module inserted while the deletes ran (they
+        # do not see it, it stays): restarted at 1, the sequence would give its id again.
+        restarts = [_restart(name, table, column) for name, table, column in sequences]
     # Foreign keys and the audit log's refusal of deletes are triggers, which a superuser's
     # replica role skips: the tables empty in any order.
     return " ".join(
