@@ -106,7 +106,7 @@ def start(data_dir: Path) -> str:
             f"CAURI_DATA_DIR is too deep for PostgreSQL's socket ({socket_path}): "
             "choose a shorter path."
         )
-    account = _server_account()
+    account = server_account()
     _make_private_dir(layout.root, account)
     with _exclusive(layout.lock_file):
         layout = _with_runnable_programs(layout, account)
@@ -125,7 +125,7 @@ def stop(data_dir: Path) -> bool:
     layout = Layout(data_dir.resolve())
     if not (layout.pgdata / "PG_VERSION").exists():
         return False
-    account = _server_account()
+    account = server_account()
     with _exclusive(layout.lock_file):
         layout = _with_runnable_programs(layout, account)
         if not _is_running(layout, account):
@@ -142,7 +142,7 @@ def url(layout: Layout) -> str:
     )
 
 
-def _server_account() -> pwd.struct_passwd | None:
+def server_account() -> pwd.struct_passwd | None:
     """The account the server runs as when Cauri runs as root (None: Cauri's own user)."""
     if os.geteuid() != 0:
         return None
