@@ -96,15 +96,15 @@ class Verdict:
 
 async def judge(state: State, tally: Tally, received: set[str], url: str) -> Verdict:
     verdict = Verdict()
-    _operations(verdict, state, tally)
-    _notifications(verdict, state, received)
+    check_operations(verdict, state, tally)
+    check_notifications(verdict, state, received)
     for status, count in state.jobs.items():
         verdict.breach("queue_not_drained", f"{count} jobs {status}")
     await _ledger(verdict, url)
     return verdict
 
 
-def _operations(verdict: Verdict, state: State, tally: Tally) -> None:
+def check_operations(verdict: Verdict, state: State, tally: Tally) -> None:
     given: dict[str, set[str]] = defaultdict(set)
     for ack in tally.acknowledged:
         given[ack.external_id].add(ack.reference)
@@ -131,7 +131,7 @@ def _operations(verdict: Verdict, state: State, tally: Tally) -> None:
     )
 
 
-def _notifications(verdict: Verdict, state: State, received: set[str]) -> None:
+def check_notifications(verdict: Verdict, state: State, received: set[str]) -> None:
     for event, status in state.events.items():
         if status != "success" or event not in received:
             verdict.breach("undelivered", f"event {event}: delivery {status}")
