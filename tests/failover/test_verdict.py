@@ -3,8 +3,9 @@ each breach planted on its own, so that a run that passes could have failed."""
 
 from __future__ import annotations
 
+from tools.chaos_campaign.campaign import Verdict
 from tools.failover_campaign.clients import Acknowledged, Tally
-from tools.failover_campaign.verdict import State, Verdict, check_notifications, check_operations
+from tools.failover_campaign.verdict import State, check_notifications, check_operations
 
 EXTERNAL, REFERENCE = "failover-1", "a1b2c3d4-0000-4000-8000-000000000001"
 

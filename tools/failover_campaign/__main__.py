@@ -4,13 +4,9 @@ duplicate or any other breach (verdict.py)."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import random
 import secrets
-import shutil
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -23,12 +19,14 @@ from cauri.config import Settings
 from cauri.kit import migrate
 from cauri.kit.db import as_asyncpg, unit_of_work
 from cauri.runtime import Runtime
+from tools.chaos_campaign import campaign
+from tools.chaos_campaign.campaign import Verdict
 from tools.chaos_campaign.fleet import Fleet, free_port
 from tools.chaos_campaign.wiring import Schedule, environment, funded_merchant
 from tools.failover_campaign.clients import Merchant, Tally
 from tools.failover_campaign.cluster import Cluster
-from tools.failover_campaign.receiver import Receiver
-from tools.failover_campaign.verdict import State, Verdict, judge, read_state
+from tools.failover_campaign.receiver import Receiver, receiving
+from tools.failover_campaign.verdict import State, judge, read_state
 
 
 @dataclass(frozen=True)
@@ -68,7 +66,7 @@ async def main(scale: Scale, seed: int) -> int:
         secret_key = secrets.token_hex(32)
         runtime = Runtime.build(Settings(database_url=url, secret_key=secret_key))
         try:
-            with Receiver() as receiver:
+            with receiving() as receiver:
                 verdict, tally, failovers, settled = await _campaign(
                     scale, rng, cluster, runtime, receiver, logs
                 )
@@ -196,28 +194,16 @@ def _report(
         ],
         "settled after the traffic (s)": None if settled is None else round(settled, 1),
         **verdict.figures,
-        "breaches": dict(verdict.breaches),
     }
-    print(json.dumps(shown, indent=2, ensure_ascii=False, default=str))
-    for check, examples in verdict.examples.items():
-        for example in examples:
-            print(f"breach {check}: {example}")
-    if verdict.count:
-        print(f"logs of Cauri's processes: {logs}")
-    else:
-        shutil.rmtree(logs)
+    campaign.show(verdict, shown, logs)
     lost, duplicated = verdict.breaches["lost"], verdict.breaches["duplicated"]
     print(f"failover: {len(tally.acknowledged)} acknowledged, {lost} lost, {duplicated} duplicated")
 
 
-def _arguments() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="tools/failover", description=__doc__)
-    parser.add_argument("--long", action="store_true", help="the recorded run (docs/SCALING.md)")
-    parser.add_argument("--seed", type=int, default=None, help="the random draws' seed")
-    return parser.parse_args()
-
-
 if __name__ == "__main__":
-    arguments = _arguments()
-    seed = arguments.seed if arguments.seed is not None else random.SystemRandom().randrange(10**6)
-    sys.exit(asyncio.run(main(LONG if arguments.long else SHORT, seed)))
+    campaign.run(
+        "tools/failover",
+        __doc__,
+        "docs/SCALING.md",
+        lambda long, seed: main(LONG if long else SHORT, seed),
+    )

@@ -15,14 +15,13 @@ import os
 import pwd
 import shutil
 import signal
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import asyncpg
 
-from cauri.kit.embedded_pg import server_account
+from cauri.kit.embedded_pg import run_as, server_account
 from tools.chaos_campaign.fleet import free_port
 
 PROGRAMS = Path("/usr/lib/postgresql/15/bin")
@@ -172,23 +171,8 @@ class Cluster:
             await connection.close()
 
     def _run(self, program: str, *args: str, check: bool = True) -> None:
-        account = self.account
-        # Output to a file, not a pipe: `pg_ctl start` leaves the server holding it open.
-        with tempfile.TemporaryFile("w+") as output:
-            done = subprocess.run(  # noqa: S603 (PostgreSQL's programs, our own arguments)
-                [str(PROGRAMS / program), *args],
-                cwd=self.root,
-                stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                check=False,
-                user=account.pw_uid if account else None,
-                group=account.pw_gid if account else None,
-                extra_groups=[] if account else None,
-            )
-            output.seek(0)
-            said = output.read().strip()
-        if check and done.returncode != 0:
+        status, said = run_as(self.account, [str(PROGRAMS / program), *args], self.root)
+        if check and status != 0:
             raise ClusterError(f"{program} {' '.join(args)}: {said}")
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 
 
 class Receiver:
@@ -29,26 +30,25 @@ class Receiver:
             def log_message(self, format: str, *args: object) -> None:
                 """Silent: thousands of notifications."""
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Notified)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Notified)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/webhooks/cauri"
+        return f"http://127.0.0.1:{self.server.server_address[1]}/webhooks/cauri"
 
     def delivered(self) -> set[str]:
         with self._lock:
             return set(self.received)
 
-    def __enter__(self) -> Receiver:
-        self._thread.start()
-        return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+@contextmanager
+def receiving() -> Iterator[Receiver]:
+    """A receiver answering on a free port of loopback while the block runs."""
+    receiver = Receiver()
+    thread = threading.Thread(target=receiver.server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        receiver.server.shutdown()
+        receiver.server.server_close()

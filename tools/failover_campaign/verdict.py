@@ -19,12 +19,12 @@ import asyncio
 import json
 import os
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from tools.chaos_campaign.campaign import Verdict
 from tools.chaos_campaign.fleet import CAURI
 from tools.failover_campaign.clients import Tally
 
@@ -76,22 +76,6 @@ async def read_state(engine: AsyncEngine, merchant: str) -> State:
             status: count for status, count in await connection.execute(UNFINISHED)
         }
     return State(dict(rows), events, jobs)
-
-
-@dataclass
-class Verdict:
-    breaches: Counter[str] = field(default_factory=Counter)
-    examples: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-    figures: dict[str, Any] = field(default_factory=dict)
-
-    def breach(self, check: str, detail: str) -> None:
-        self.breaches[check] += 1
-        if len(self.examples[check]) < 5:
-            self.examples[check].append(detail)
-
-    @property
-    def count(self) -> int:
-        return sum(self.breaches.values())
 
 
 async def judge(state: State, tally: Tally, received: set[str], url: str) -> Verdict:
