@@ -10,8 +10,9 @@ from sqlalchemy import text
 
 from cauri.runtime import Runtime
 from tests.support import make_merchant
+from tools.chaos_campaign.campaign import Verdict
 from tools.chaos_campaign.operators import Moved
-from tools.chaos_campaign.verdict import Operation, Verdict, against_the_operators, waiting_untold
+from tools.chaos_campaign.verdict import Operation, against_the_operators, waiting_untold
 
 PAYMENT, PAYOUT, REFUND = "a1b2c3d4-0000-4000-8000-000000000001", "po_1", "re_1"
 WAVE_SESSION = "cos-18cnt7gjg1"

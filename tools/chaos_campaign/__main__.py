@@ -3,13 +3,9 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import random
 import secrets
-import shutil
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -22,11 +18,13 @@ from sqlalchemy import text
 from cauri.config import Settings
 from cauri.runtime import Runtime
 from tests.databases import fresh_database
+from tools.chaos_campaign import campaign
+from tools.chaos_campaign.campaign import Verdict
 from tools.chaos_campaign.fleet import Fleet, free_port
 from tools.chaos_campaign.havoc import Havoc
 from tools.chaos_campaign.operators import Moved, Rig, operators
 from tools.chaos_campaign.traffic import Merchant, Tally
-from tools.chaos_campaign.verdict import Verdict, judge, waiting_untold
+from tools.chaos_campaign.verdict import judge, waiting_untold
 from tools.chaos_campaign.wiring import Schedule, environment, wire
 
 
@@ -200,29 +198,15 @@ def _report(
         "flagged for review": verdict.figures["flagged"],
         "moved at the operators": dict(sorted(verdict.figures["moved at the operators"].items())),
         "ledger": verdict.figures["ledger"],
-        "breaches": dict(verdict.breaches),
     }
-    print(json.dumps(shown, indent=2, ensure_ascii=False))
-    for check, examples in verdict.examples.items():
-        for example in examples:
-            print(f"breach {check}: {example}")
-    if verdict.count:
-        print(f"logs of Cauri's processes: {logs}")
-    else:
-        shutil.rmtree(logs)
+    campaign.show(verdict, shown, logs)
     print(f"chaos: {operations} operations, {verdict.count} breaches")
 
 
-def _arguments() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="tools/chaos", description=__doc__)
-    parser.add_argument(
-        "--long", action="store_true", help="the recorded run (docs/RELIABILITY.md)"
-    )
-    parser.add_argument("--seed", type=int, default=None, help="the random draws' seed")
-    return parser.parse_args()
-
-
 if __name__ == "__main__":
-    arguments = _arguments()
-    seed = arguments.seed if arguments.seed is not None else random.SystemRandom().randrange(10**6)
-    sys.exit(asyncio.run(main(LONG if arguments.long else SHORT, seed)))
+    campaign.run(
+        "tools/chaos",
+        __doc__,
+        "docs/RELIABILITY.md",
+        lambda long, seed: main(LONG if long else SHORT, seed),
+    )

@@ -1,6 +1,6 @@
-"""Cauri's own processes under the campaign: one `cauri serve --no-worker` and workers, each a
-real subprocess with its own log, killed with SIGKILL (no chance to clean up) and started
-again."""
+"""Cauri's own processes under a campaign: one `cauri serve --no-worker` (of one or more server
+processes) and workers, each a real subprocess with its own log, killed with SIGKILL (no
+chance to clean up) and started again."""
 
 from __future__ import annotations
 
@@ -67,6 +67,7 @@ class Fleet:
     logs: Path
     port: int = field(default_factory=free_port)
     workers: int = 2
+    api_processes: int = 1  # `cauri serve --workers N`: N server processes on one port
     processes: list[Process] = field(default_factory=list)
 
     @property
@@ -76,6 +77,7 @@ class Fleet:
     def __post_init__(self) -> None:
         env = {**os.environ, **self.env}
         serve = [CAURI, "serve", "--no-worker", "--port", str(self.port)]
+        serve += ["--workers", str(self.api_processes)]
         self.processes = [Process("serve", serve, env, self.logs / "serve.log")]
         self.processes += [
             Process(f"worker-{n}", [CAURI, "worker"], env, self.logs / f"worker-{n}.log")

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from cauri.ledger import reconciliation
+from tools.chaos_campaign.campaign import Verdict
 from tools.chaos_campaign.operators import Moved
 
 SUBJECT_TABLES = {
@@ -92,22 +92,6 @@ class Operation:
         refs = {self.id, self.subject_ref, self.operator_reference or "", self.refund_of or ""}
         # Orange's order_id: the reference without its dashes, 30 characters at most.
         return refs | {self.subject_ref.replace("-", "")[:30]} - {""}
-
-
-@dataclass
-class Verdict:
-    breaches: Counter[str] = field(default_factory=Counter)
-    examples: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-    figures: dict[str, Any] = field(default_factory=dict)
-
-    def breach(self, check: str, detail: str) -> None:
-        self.breaches[check] += 1
-        if len(self.examples[check]) < 5:
-            self.examples[check].append(detail)
-
-    @property
-    def count(self) -> int:
-        return sum(self.breaches.values())
 
 
 async def waiting_untold(connection: AsyncConnection) -> list[tuple[str, str]]:

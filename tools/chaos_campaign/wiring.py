@@ -9,6 +9,8 @@ import os
 from dataclasses import dataclass
 from decimal import Decimal
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from cauri.balance.service import credit
 from cauri.connectors.secrets import keyring
 from cauri.connectors.service import AccountDefinition, connectors
@@ -70,20 +72,25 @@ async def wire(runtime: Runtime, rigs: list[Rig]) -> tuple[str, str]:
             for route in rig.routes:
                 changes = dict.fromkeys(route.actions, rig.connector)
                 await connectors.set_routes(session, route.operator, changes, now)
-        new = await merchants.create(
-            session,
-            name="Boutique du chaos",
-            status="active",
-            now=now,
-            box=keyring(runtime.settings),
-        )
-        await credit(
-            session,
-            new.merchant.id,
-            livemode=True,
-            amount=Decimal(FLOAT),
-            currency="XOF",
-            reason="fonds de roulement de la campagne",
-            now=now,
-        )
-    return new.merchant.id, new.live_key
+        return await funded_merchant(session, runtime, "Boutique du chaos", livemode=True)
+
+
+async def funded_merchant(
+    session: AsyncSession, runtime: Runtime, name: str, *, livemode: bool
+) -> tuple[str, str]:
+    """A merchant, its id and its key of that mode, with a balance in that mode to pay out
+    from (`cauri merchants create`, `cauri merchants credit`)."""
+    now = runtime.clock.now()
+    new = await merchants.create(
+        session, name=name, status="active", now=now, box=keyring(runtime.settings)
+    )
+    await credit(
+        session,
+        new.merchant.id,
+        livemode=livemode,
+        amount=Decimal(FLOAT),
+        currency="XOF",
+        reason="fonds de roulement de la campagne",
+        now=now,
+    )
+    return new.merchant.id, new.live_key if livemode else new.test_key

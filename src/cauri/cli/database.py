@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import typer
-from sqlalchemy.engine import make_url
 
 from cauri.config import Settings, get_settings
 from cauri.kit import embedded_pg
@@ -17,7 +16,12 @@ def where(settings: Settings) -> str:
     URL with its password hidden."""
     if settings.database_url is None:
         return f"embedded PostgreSQL in {settings.data_dir.resolve()} (stop it: cauri db stop)"
-    return make_url(settings.database_url).render_as_string(hide_password=True)
+    from cauri.kit.db import engine_url
+
+    # Its own scheme; several hosts shown as the engine reads them (?host=h1:5432&host=…).
+    scheme = settings.database_url.partition("://")[0]
+    shown = engine_url(settings.database_url).set(drivername=scheme)
+    return shown.render_as_string(hide_password=True)
 
 
 @db_cli.command("stop")

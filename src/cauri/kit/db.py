@@ -6,12 +6,18 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TypeVar
 
+import asyncpg
+from sqlalchemy import event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
 from cauri.config import Settings
 from cauri.kit import embedded_pg
@@ -31,12 +37,58 @@ def as_asyncpg(url: str) -> str:
     return url
 
 
+DEFAULT_PORT = 5432
+
+
+def engine_url(url: str) -> URL:
+    """The URL SQLAlchemy's asyncpg dialect takes for `url`, which may name several servers
+    as libpq does (`postgresql://user@h1:5432,h2:5433/cauri?target_session_attrs=read-write`):
+    SQLAlchemy reads that host list as one host with a bad port, and takes several servers
+    only as `?host=h1:5432&host=h2:5433`, each with its port. asyncpg then tries them in
+    order and keeps the first that `target_session_attrs` accepts."""
+    scheme, separator, rest = as_asyncpg(url).partition("://")
+    authority, slash, tail = rest.partition("/")
+    credentials, at, hosts = authority.rpartition("@")
+    if not separator or "," not in hosts:
+        return make_url(as_asyncpg(url))
+    single = make_url(f"{scheme}://{credentials}{at}{slash}{tail}")
+    return single.update_query_dict({"host": [_with_port(host) for host in hosts.split(",")]})
+
+
+def _with_port(host: str) -> str:
+    if host.startswith("[") or host.count(":") > 1:
+        # SQLAlchemy splits each listed host at its colons.
+        raise ValueError(f"an IPv6 address cannot be one of several hosts ({host}): use a name")
+    name, _, port = host.partition(":")
+    if not name:
+        raise ValueError("a host of the list is empty")
+    return f"{name}:{port or DEFAULT_PORT}"
+
+
 def make_engine(url: str, pool_size: int = 20) -> AsyncEngine:
     # hide_parameters: a failing statement's error text (logged) would carry the values bound
     # to it: phone numbers, customers' names, key digests.
-    return create_async_engine(
-        url, pool_size=pool_size, max_overflow=20, pool_pre_ping=False, hide_parameters=True
+    engine = create_async_engine(
+        engine_url(url),
+        pool_size=pool_size,
+        max_overflow=20,
+        pool_pre_ping=False,
+        hide_parameters=True,
     )
+    event.listen(engine.sync_engine, "checkout", _refuse_closed)
+    return engine
+
+
+def _refuse_closed(
+    dbapi_connection: DBAPIConnection, record: ConnectionPoolEntry, proxy: PoolProxiedConnection
+) -> None:
+    """A pooled connection whose server went away (restarted, failed over, the backend
+    terminated) is replaced at checkout by a new one from the URL's hosts, rather than failing
+    the request that takes it. asyncpg knows a closed socket without a round trip, where
+    pool_pre_ping would pay one at every checkout."""
+    driver: asyncpg.Connection = record.driver_connection
+    if driver.is_closed():
+        raise DisconnectionError("the server closed this connection")
 
 
 def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

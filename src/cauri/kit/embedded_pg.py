@@ -106,7 +106,7 @@ def start(data_dir: Path) -> str:
             f"CAURI_DATA_DIR is too deep for PostgreSQL's socket ({socket_path}): "
             "choose a shorter path."
         )
-    account = _server_account()
+    account = server_account()
     _make_private_dir(layout.root, account)
     with _exclusive(layout.lock_file):
         layout = _with_runnable_programs(layout, account)
@@ -125,7 +125,7 @@ def stop(data_dir: Path) -> bool:
     layout = Layout(data_dir.resolve())
     if not (layout.pgdata / "PG_VERSION").exists():
         return False
-    account = _server_account()
+    account = server_account()
     with _exclusive(layout.lock_file):
         layout = _with_runnable_programs(layout, account)
         if not _is_running(layout, account):
@@ -142,7 +142,7 @@ def url(layout: Layout) -> str:
     )
 
 
-def _server_account() -> pwd.struct_passwd | None:
+def server_account() -> pwd.struct_passwd | None:
     """The account the server runs as when Cauri runs as root (None: Cauri's own user)."""
     if os.geteuid() != 0:
         return None
@@ -325,8 +325,7 @@ def _stop_by_signal(pgdata: Path) -> None:
 
 
 def _is_running(layout: Layout, account: pwd.struct_passwd | None) -> bool:
-    status = _run(account, layout, "pg_ctl", "status", "-D", str(layout.pgdata), check=False)
-    return status.returncode == 0
+    return _run(account, layout, "pg_ctl", "status", "-D", str(layout.pgdata), check=False) == 0
 
 
 def _start_server(layout: Layout, account: pwd.struct_passwd | None) -> None:
@@ -361,38 +360,50 @@ def _run(
     *args: str,
     check: bool = True,
     stdin_text: str | None = None,
-) -> subprocess.CompletedProcess[str]:
-    """Runs one of the bundled PostgreSQL programs, as the server's account when root."""
+) -> int:
+    """Runs one of the bundled PostgreSQL programs, as the server's account when root; its
+    exit status."""
     command = [str(layout.programs / program), *args]
     try:
-        # Output to a file, not a pipe: `pg_ctl start` can leave a pipe open behind it.
-        with tempfile.TemporaryFile("w+") as output:
-            done = subprocess.run(  # noqa: S603 (the bundled programs, our own arguments)
-                command,
-                cwd=layout.root,
-                input=stdin_text,
-                stdin=subprocess.DEVNULL if stdin_text is None else None,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                text=True,
-                check=False,
-                user=account.pw_uid if account else None,
-                group=account.pw_gid if account else None,
-                extra_groups=[] if account else None,
-            )
-            output.seek(0)
-            said = output.read().strip()
+        status, said = run_as(account, command, layout.root, stdin_text)
     except PermissionError as exc:
         raise EmbeddedPostgresError(
             f"{command[0]} cannot be run{_as(account)}: {exc}. {_ROOT_HINT if account else ''}"
         ) from None
-    if check and done.returncode != 0:
+    if check and status != 0:
         log = layout.log_file.read_text() if layout.log_file.exists() else ""
         raise EmbeddedPostgresError(
             f"{program} {args[0]} failed{_as(account)}: {said}\n"
             f"{log[-2000:]}{_ROOT_HINT if account else ''}"
         )
-    return done
+    return status
+
+
+def run_as(
+    account: pwd.struct_passwd | None,
+    command: list[str],
+    cwd: Path,
+    stdin_text: str | None = None,
+) -> tuple[int, str]:
+    """Runs a PostgreSQL program, as `account` if given (no supplementary groups); its exit
+    status and what it wrote."""
+    # Output to a file, not a pipe: `pg_ctl start` can leave a pipe open behind it.
+    with tempfile.TemporaryFile("w+") as output:
+        done = subprocess.run(  # noqa: S603 (PostgreSQL's programs, our own arguments)
+            command,
+            cwd=cwd,
+            input=stdin_text,
+            stdin=subprocess.DEVNULL if stdin_text is None else None,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            text=True,
+            check=False,
+            user=account.pw_uid if account else None,
+            group=account.pw_gid if account else None,
+            extra_groups=[] if account else None,
+        )
+        output.seek(0)
+        return done.returncode, output.read().strip()
 
 
 def _as(account: pwd.struct_passwd | None) -> str:

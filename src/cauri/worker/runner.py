@@ -134,10 +134,12 @@ class Worker:
     async def _listen(self) -> asyncpg.Connection | None:
         """A connection LISTENing for enqueued jobs, or None: then the worker only polls, and
         tries again on its next round (the listener is reopened if the server drops it)."""
-        url = self.runtime.engine.url.set(drivername="postgresql")
+        engine = self.runtime.engine
+        # The engine's own connection arguments: every host of its URL, target_session_attrs.
+        _, arguments = engine.dialect.create_connect_args(engine.url)
         try:
             connection = await asyncpg.connect(
-                url.render_as_string(hide_password=False),
+                **arguments,
                 timeout=10,
                 server_settings={"application_name": LISTENER_NAME},
             )
