@@ -59,6 +59,14 @@ LONG = Scale(
         operator_timeout=2, poll_delays="1,2,4,8", poll_interval=10, poll_horizon=120
     ),
 )
+# Jobs that make what the verdict waits on (a late instalment's refund, a plan's refund, an
+# approved payout, a batch's payouts), due or running: until they have run, a quiet moment
+# is no convergence (a customer who paid a page late made a refund the job had yet to write).
+MAKING = text(
+    "SELECT count(*) FROM jobs WHERE kind IN ('plans.refund', 'plans.refund_late_instalment', "
+    "'checkout.refund_late_attempt', 'payouts.send_approved', 'payout_batches.process') "
+    "AND (status = 'running' OR (status = 'queued' AND run_at <= now()))"
+)
 PAGES_GIVEN = text(
     "SELECT id::text FROM payments WHERE livemode AND status = 'pending' "
     "AND payment_url IS NOT NULL"
@@ -151,8 +159,9 @@ async def _traffic(merchant: Merchant, scale: Scale, rng: random.Random) -> None
 
 
 async def _converge(runtime: Runtime, rigs: list[Rig], within: float) -> float | None:
-    """Seconds until nothing waits untold (every operation final, or flagged for a person);
-    None if that did not happen within `within`. Meanwhile the customers who were given a
+    """Seconds until nothing waits untold (every operation final, or flagged for a person)
+    and no job that makes something to wait on is due; None if that did not happen within
+    `within`. Meanwhile the customers who were given a
     payment page and have not paid yet (their flow moved on, or its answer was replayed) pay:
     a payment whose page no customer was given stays for Cauri to settle."""
     loop = asyncio.get_running_loop()
@@ -160,7 +169,7 @@ async def _converge(runtime: Runtime, rigs: list[Rig], within: float) -> float |
     while loop.time() - start < within:
         async with runtime.engine.connect() as connection:
             waiting = await waiting_untold(connection)
-            if not waiting:
+            if not waiting and not await connection.scalar(MAKING):
                 return loop.time() - start
             given_a_page = await connection.scalars(PAGES_GIVEN)
             for reference in given_a_page:
