@@ -87,7 +87,10 @@ async def test_finance_reads_the_queue_and_resolves_a_discrepancy_with_a_reason(
     await expect(page.locator("#action-refused")).to_contain_text("CIBLE=MONTANT")
     assert await fits(page)
     await fees.get_by_label("Motif").fill("Frais pawaPay du jour, passés en charge")
-    await fees.get_by_label("Correction au grand livre").fill("operator_costs=-350")
+    # The row offers what fees most often call for.
+    book = fees.get_by_label("Correction au grand livre")
+    await expect(book).to_have_attribute("placeholder", "operator_costs=-350")
+    await book.fill("operator_costs=-350")
     await fees.get_by_role("button", name="Résoudre").click()
     await expect(page.locator("#action-done")).to_contain_text("résolu")
     await expect(rows).to_have_count(1)

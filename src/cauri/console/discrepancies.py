@@ -20,7 +20,7 @@ from cauri.kit.db import attempt
 from cauri.kit.errors import CauriError, InvalidRequest
 from cauri.ledger import holdings
 from cauri.models import MoneyApproval
-from cauri.reconciliation import service
+from cauri.reconciliation import service, suggestions
 from cauri.reconciliation.kinds import LABELS
 from cauri.signin.forms import posted
 from cauri.staff import actions
@@ -37,7 +37,10 @@ async def _queue(
     every = request.query_params.get("tous") == "1"
     found = await service.listed(session, service.Filters(open_only=not every), limit=200)
     context = {
-        "rows": [service.summary(discrepancy) for discrepancy in found],
+        "rows": [
+            service.summary(discrepancy) | {"hint": suggestions.wallet_only(discrepancy)}
+            for discrepancy in found
+        ],
         "labels": LABELS,
         "every": every,
         "refusal": refusal,

@@ -44,13 +44,14 @@ async def _merchant(session: AsyncSession, operation: OperatorOperation) -> str 
     return None
 
 
-def _wallet_only(discrepancy: Discrepancy, line: StatementLine | None) -> int | None:
-    """To suspense or the platform's costs: what no operation of Cauri's accounts for."""
-    kind = discrepancy.kind
+def wallet_only(discrepancy: Discrepancy) -> str | None:
+    """To suspense or the platform's costs, from what the discrepancy says alone: what no
+    operation of Cauri's accounts for (the console's queue offers it on each row)."""
+    kind, details, currency = discrepancy.kind, discrepancy.details, discrepancy.currency or ""
     if kind == DiscrepancyKind.FEE_TAKEN:
-        return -int(discrepancy.details["amount"])
+        return f"operator_costs={decimal_text(-int(details['amount']), currency)}"
     if kind in (DiscrepancyKind.MISSING_AT_CAURI, DiscrepancyKind.DUPLICATE_AT_OPERATOR):
-        return None if line is None else line.amount
+        return f"suspense={decimal_text(int(details['amount']), currency)}"
     return None
 
 
@@ -77,15 +78,13 @@ async def suggested(
     line: StatementLine | None,
     operation: OperatorOperation | None,
 ) -> list[str]:
-    currency = discrepancy.currency or ""
-    alone = _wallet_only(discrepancy, line)
+    alone = wallet_only(discrepancy)
     if alone is not None:
-        target = "operator_costs" if discrepancy.kind == DiscrepancyKind.FEE_TAKEN else "suspense"
-        return [f"{target}={decimal_text(alone, currency)}"]
+        return [alone]
     if operation is None:
         return []
     owed = _to_merchant(discrepancy, line, operation)
     merchant = await _merchant(session, operation) if owed else None
     if owed is None or merchant is None:
         return []
-    return [f"merchant:{merchant}={decimal_text(owed, currency)}"]
+    return [f"merchant:{merchant}={decimal_text(owed, discrepancy.currency or '')}"]
