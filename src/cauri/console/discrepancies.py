@@ -36,9 +36,11 @@ async def _queue(
 ) -> Response:
     every = request.query_params.get("tous") == "1"
     found = await service.listed(session, service.Filters(open_only=not every), limit=200)
+    already = await suggestions.booked(session, found)
     context = {
         "rows": [
-            service.summary(discrepancy) | {"hint": suggestions.wallet_only(discrepancy)}
+            service.summary(discrepancy)
+            | {"hint": suggestions.wallet_only(discrepancy, already.get(discrepancy.id, 0))}
             for discrepancy in found
         ],
         "labels": LABELS,

@@ -9,14 +9,21 @@ payment, payout or refund (a plan's escrow is the staff's to resolve: no suggest
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit.money import decimal_text
 from cauri.models import OperatorOperation, Payment, Payout, Refund
 from cauri.models.statements import Discrepancy, StatementLine
 from cauri.reconciliation.kinds import DiscrepancyKind
+
+WALLET_ONLY = (
+    DiscrepancyKind.FEE_TAKEN,
+    DiscrepancyKind.MISSING_AT_CAURI,
+    DiscrepancyKind.DUPLICATE_AT_OPERATOR,
+)
 
 
 def _booked(operation: OperatorOperation) -> int:
@@ -44,15 +51,41 @@ async def _merchant(session: AsyncSession, operation: OperatorOperation) -> str 
     return None
 
 
-def wallet_only(discrepancy: Discrepancy) -> str | None:
+# What the corrections of each discrepancy booked so far, as parts (the wallet's rest
+# negated): a discrepancy reopened by a late line calls for the difference only.
+_BOOKED = text(
+    """
+    SELECT substr(t.reference, 13)::bigint, -sum(p.amount)
+    FROM ledger_transactions t JOIN ledger_postings p ON p.transaction_id = t.id
+    WHERE t.kind = 'adjustment' AND t.reference = ANY(:references)
+      AND p.account LIKE 'connector:%:wallet:%'
+    GROUP BY t.reference
+    """
+)
+
+
+async def booked(session: AsyncSession, found: Sequence[Discrepancy]) -> dict[int, int]:
+    """Per discrepancy, what its corrections have booked so far (minor units)."""
+    references = [f"discrepancy:{discrepancy.id}" for discrepancy in found]
+    if not references:
+        return {}
+    rows = await session.execute(_BOOKED, {"references": references})
+    return {int(identifier): int(amount) for identifier, amount in rows}
+
+
+def wallet_only(discrepancy: Discrepancy, already: int = 0) -> str | None:
     """To suspense or the platform's costs, from what the discrepancy says alone: what no
-    operation of Cauri's accounts for (the console's queue offers it on each row)."""
+    operation of Cauri's accounts for, less what its corrections booked already (the
+    console's queue offers it on each row)."""
     kind, details, currency = discrepancy.kind, discrepancy.details, discrepancy.currency or ""
     if kind == DiscrepancyKind.FEE_TAKEN:
-        return f"operator_costs={decimal_text(-int(details['amount']), currency)}"
-    if kind in (DiscrepancyKind.MISSING_AT_CAURI, DiscrepancyKind.DUPLICATE_AT_OPERATOR):
-        return f"suspense={decimal_text(int(details['amount']), currency)}"
-    return None
+        target, amount = "operator_costs", -int(details["amount"])
+    elif kind in (DiscrepancyKind.MISSING_AT_CAURI, DiscrepancyKind.DUPLICATE_AT_OPERATOR):
+        target, amount = "suspense", int(details["amount"])
+    else:
+        return None
+    left = amount - already
+    return f"{target}={decimal_text(left, currency)}" if left else None
 
 
 def _to_merchant(
@@ -78,9 +111,10 @@ async def suggested(
     line: StatementLine | None,
     operation: OperatorOperation | None,
 ) -> list[str]:
-    alone = wallet_only(discrepancy)
-    if alone is not None:
-        return [alone]
+    if discrepancy.kind in WALLET_ONLY:
+        already = (await booked(session, [discrepancy])).get(discrepancy.id, 0)
+        alone = wallet_only(discrepancy, already)
+        return [] if alone is None else [alone]
     if operation is None:
         return []
     owed = _to_merchant(discrepancy, line, operation)

@@ -258,13 +258,19 @@ async def test_fees_found_again_with_a_late_line_reopen_what_a_person_resolved(
     first = fake.statement_csv(extra=[fees | {"Transaction ID": "fees-1"}])
     await reconciled(database_url, first, day, tmp_path, "first.csv")
     [fee] = (await run_cli(database_url, "reconcile", "list", "--json")).rows()
-    resolved = await run_cli(database_url, "reconcile", "resolve", str(fee["id"]), "--reason", "ok")
+    resolved = await run_cli(
+        database_url, "reconcile", "resolve", str(fee["id"]), "--reason", "ok",
+        "--book", "operator_costs=-35",
+    )  # fmt: skip
     assert resolved.exit_code == 0
     late = fake.statement_csv(extra=[fees | {"Transaction ID": "fees-2", "Amount": "15"}])
     await reconciled(database_url, late, day, tmp_path, "late.csv")
     [again] = (await run_cli(database_url, "reconcile", "list", "--json")).rows()
     assert again["id"] == fee["id"] and again["resolved_at"] is None
     assert again["details"] == {"amount": 50, "lines": 2}
+    # The 35 booked already: what is left to book is the late line's 15, not the 50 again.
+    shown = await run_cli(database_url, "reconcile", "show", str(fee["id"]), "--json")
+    assert shown.json()["suggested"] == ["operator_costs=-15"]
 
 
 async def test_a_statement_in_another_encoding_is_refused_without_a_trace(
