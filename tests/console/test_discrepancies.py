@@ -57,3 +57,22 @@ async def test_what_a_merchant_cannot_cover_is_shown_as_owed_and_big_corrections
     assert await scalar(runtime, pending) == 1
     still_open = "SELECT count(*) FROM discrepancies WHERE resolved_at IS NULL"
     assert await scalar(runtime, still_open) == 1
+
+
+async def test_an_amount_no_ledger_could_hold_is_refused_in_french(
+    console: ConsoleClient, runtime: Runtime, tmp_path: Path
+) -> None:
+    """Review finding: these were 500s (an infinite amount, one past the ledger's bigint)."""
+    await two_discrepancies(runtime, tmp_path)
+    found = await ids(runtime)
+    await signed_in(console, runtime, "finance", "fatou")
+    for book in ("suspense=Infinity", "suspense=1e30", "suspense=-9223372036854775808"):
+        refused = await post_form(
+            console,
+            QUEUE,
+            f"{QUEUE}/{found['missing_at_cauri']}/resolve",
+            {"reason": "x", "book": book},
+        )
+        assert refused.status_code == 422, (book, refused.status_code)
+        assert "CIBLE=MONTANT" in refused.text
+    assert await scalar(runtime, "SELECT count(*) FROM ledger_transactions") == 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import select
@@ -138,6 +138,10 @@ async def detail(session: AsyncSession, discrepancy_id: int) -> dict[str, Any]:
     return shown
 
 
+# Far above any real correction, and within a ledger amount (bigint) in any currency.
+_AT_MOST = Decimal(10) ** 12
+
+
 def part(written: str, currency: str) -> Part:
     """One part of a correcting entry as finance writes it: `COUNTERPART=AMOUNT`, the
     amount in major units, negative when taken from the counterpart (`merchant:ID=-9800`,
@@ -146,8 +150,11 @@ def part(written: str, currency: str) -> Part:
     kind, _, owner = target.strip().partition(":")
     try:
         counterpart = Counterpart(kind)
-        minor = to_minor(Decimal(amount.strip()), currency, "book")
-    except (ValueError, InvalidOperation, CauriError):
+        major = Decimal(amount.strip())
+        if not major.is_finite() or abs(major) >= _AT_MOST:
+            raise ValueError(amount)
+        minor = to_minor(major, currency, "book")
+    except (ValueError, ArithmeticError, CauriError):
         raise InvalidRequest.field(
             "book",
             f"« {written} » : écrivez CIBLE=MONTANT, la cible parmi "

@@ -53,10 +53,12 @@ _POSTED_BEFORE = text(
 )
 
 # The day's top-ups and settlements not booked yet (an operator's own id is its line's
-# reference in the ledger, whichever statement gave it).
+# reference in the ledger, whichever statement gave it): one per operator id, even when two
+# statements stamp it differently (an API's milliseconds, an export's seconds).
 _MOVEMENTS = text(
     """
-    SELECT l.kind, l.operator_id, l.amount, l.currency, l.at
+    SELECT DISTINCT ON (l.operator_id, l.kind) l.kind, l.operator_id, l.amount, l.currency,
+           l.at
     FROM recon_lines l
     WHERE l.of_day AND l.kind IN ('topup', 'settlement') AND l.status = 'succeeded'
       AND NOT EXISTS (
@@ -64,7 +66,7 @@ _MOVEMENTS = text(
           WHERE t.reference = :prefix || l.operator_id
             AND t.kind IN ('wallet_topup', 'wallet_settlement')
       )
-    ORDER BY l.at, l.id
+    ORDER BY l.operator_id, l.kind, l.at, l.id
     """
 )
 

@@ -12,6 +12,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
+from cauri.ledger import movements
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.conftest import TEST_SECRET_KEY
@@ -150,3 +151,20 @@ async def test_an_opening_balance_equal_to_the_books_books_nothing(
     ran = await run_cli(database_url, "reconcile", "run", CONNECTOR, "--date", day, "--json")
     assert ran.json()["booked"] == 0
     assert ran.json()["discrepancies"] == {"missing_at_cauri": 1, "balance_differs": 1}
+
+
+async def test_one_top_up_in_two_statements_is_booked_once(
+    merchant: MerchantKeys, database_url: str, tmp_path: Path, runtime: Runtime
+) -> None:
+    """Review finding: stamped to the millisecond by one statement and to the second by the
+    other, a top-up was two lines, both booked: the wallet twice what was put in."""
+    day = runtime.clock.now().date().isoformat()
+    header = "operator_id,kind,status,amount,currency,at\n"
+    for name, at in (("api.csv", f"{day}T10:00:00.250Z"), ("export.csv", f"{day}T10:00:00Z")):
+        path = tmp_path / name
+        path.write_text(header + f"TOPUP-1,topup,succeeded,500000,XOF,{at}\n")
+        await run_cli(database_url, "reconcile", "import", CONNECTOR, str(path))
+    ran = await run_cli(database_url, "reconcile", "run", CONNECTOR, "--date", day, "--json")
+    assert ran.json()["booked"] == 1
+    async with runtime.sessionmaker() as session:
+        assert await movements.wallet_balance(session, CONNECTOR, True, "XOF") == 500_000
