@@ -162,7 +162,9 @@ _FOUND = text(
                row_number() OVER (
                    PARTITION BY o.id, l.status = 'succeeded' ORDER BY l.at, l.id
                ) AS nth,
-               row_number() OVER (PARTITION BY o.id ORDER BY l.at, l.id) AS first,
+               -- Its latest line: a status that changed (a reversal the next day) is found on
+               -- the day it changed, where its correction's money moves.
+               row_number() OVER (PARTITION BY o.id ORDER BY l.at DESC, l.id DESC) AS latest,
                -- What the operator says of the operation, all its lines read: a reversal
                -- (Wave) undoes what succeeded.
                CASE WHEN bool_or(l.status = 'failed') OVER (PARTITION BY o.id) THEN 'failed'
@@ -198,7 +200,7 @@ _FOUND = text(
     UNION ALL
     SELECT 'status_differs', 'line:' || id, id, operation_id, currency,
            jsonb_build_object('operator', operator_status, 'cauri', operation_status)
-    FROM matched WHERE of_day AND first = 1 AND operator_status <> operation_status
+    FROM matched WHERE of_day AND latest = 1 AND operator_status <> operation_status
     UNION ALL
     SELECT 'duplicate_at_operator', 'line:' || id, id, operation_id, currency,
            jsonb_build_object('operator_id', operator_id, 'amount', amount, 'at', at)
@@ -342,7 +344,7 @@ async def run(session: AsyncSession, connector: str, day: date, now: datetime, d
     await session.execute(_BY_LIKENESS, bounds)
     await session.execute(text("ANALYZE recon_matches"))
     await session.execute(_FOUND, bounds)
-    booked = await wallets.book(session, connector, days)
+    booked = await wallets.book(session, connector, day, days)
     await wallets.compare(session, connector, day)
     found = {kind: int(n) for kind, n in (await session.execute(_COUNTS)).all()}
     pending = list((await session.scalars(_PENDING_SHOWN_FINAL)).all())

@@ -121,7 +121,11 @@ async def detail(session: AsyncSession, discrepancy_id: int) -> dict[str, Any]:
         )
     ).all()
     if correction:
-        shown["correction"] = {account: amount for account, amount in correction}
+        # Summed per account: a discrepancy reopened by a late line may have several.
+        booked: dict[str, int] = {}
+        for account, amount in correction:
+            booked[account] = booked.get(account, 0) + amount
+        shown["correction"] = booked
     if operation is not None:
         shown["cauri"] = {
             "action": operation.action,

@@ -3,15 +3,18 @@
 
 Amounts are signed as the wallet sees them (money in: positive). What the operator moved
 beyond what Cauri booked goes to whoever Cauri booked the operation for: the merchant of a
-payment, payout or refund (a plan's escrow is the staff's to resolve: no suggestion).
+payment, payout or refund (a plan's escrow is the staff's to resolve: no suggestion); an
+operation whose outcome differs is corrected by what its domain books on success, the
+merchant's part and the platform's fee, or its exact reverse.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from sqlalchemy import select, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.kit.money import decimal_text
@@ -32,22 +35,40 @@ def _booked(operation: OperatorOperation) -> int:
     return amount if operation.action == "collect" else -amount
 
 
-async def _merchant(session: AsyncSession, operation: OperatorOperation) -> str | None:
+@dataclass(frozen=True)
+class _Success:
+    """What a succeeded operation's domain books besides the wallet: the merchant's part
+    and the platform's fee (their sum is what moved in the wallet, money in positive)."""
+
+    merchant_id: str
+    merchant: int
+    fees: int
+
+    def parts(self, sign: int, currency: str) -> list[str]:
+        shown = [f"merchant:{self.merchant_id}={decimal_text(sign * self.merchant, currency)}"]
+        if self.fees:
+            shown.append(f"fees={decimal_text(sign * self.fees, currency)}")
+        return shown
+
+
+async def _success(session: AsyncSession, operation: OperatorOperation) -> _Success | None:
+    """None for what is not a merchant's own (a plan's instalment or refund: its escrow)."""
     reference = operation.subject_ref
     if operation.subject == "payment":
-        return await session.scalar(
-            select(Payment.merchant_id).where(
-                Payment.id == uuid.UUID(reference), Payment.plan_id.is_(None)
-            )
-        )
+        payment = await session.get(Payment, uuid.UUID(reference))
+        if payment is None or payment.plan_id is not None:
+            return None
+        return _Success(payment.merchant_id, payment.net_amount, payment.fee_amount)
     if operation.subject == "payout":
-        return await session.scalar(select(Payout.merchant_id).where(Payout.reference == reference))
+        payout = await session.get(Payout, reference)
+        if payout is None:
+            return None
+        return _Success(payout.merchant_id, -(payout.amount + payout.fee_amount), payout.fee_amount)
     if operation.subject == "refund":
-        return await session.scalar(
-            select(Refund.merchant_id).where(
-                Refund.reference == reference, Refund.plan_id.is_(None)
-            )
-        )
+        refund = await session.get(Refund, reference)
+        if refund is None or refund.plan_id is not None:
+            return None
+        return _Success(refund.merchant_id, -refund.amount, 0)
     return None
 
 
@@ -88,23 +109,6 @@ def wallet_only(discrepancy: Discrepancy, already: int = 0) -> str | None:
     return f"{target}={decimal_text(left, currency)}" if left else None
 
 
-def _to_merchant(
-    discrepancy: Discrepancy, line: StatementLine | None, operation: OperatorOperation
-) -> int | None:
-    """What the merchant is owed (positive) or owes, for an operation that ended
-    otherwise at the operator than in Cauri's books."""
-    kind = discrepancy.kind
-    if kind == DiscrepancyKind.AMOUNT_DIFFERS and line is not None:
-        return line.amount - _booked(operation)
-    if kind == DiscrepancyKind.STATUS_DIFFERS and operation.status != "pending":
-        said = discrepancy.details.get("operator")
-        if said == "succeeded" and operation.status == "failed" and line is not None:
-            return line.amount
-        if said == "failed" and operation.status == "succeeded":
-            return -_booked(operation)
-    return None
-
-
 async def suggested(
     session: AsyncSession,
     discrepancy: Discrepancy,
@@ -117,8 +121,18 @@ async def suggested(
         return [] if alone is None else [alone]
     if operation is None:
         return []
-    owed = _to_merchant(discrepancy, line, operation)
-    merchant = await _merchant(session, operation) if owed else None
-    if owed is None or merchant is None:
+    success = await _success(session, operation)
+    if success is None:
         return []
-    return [f"merchant:{merchant}={decimal_text(owed, discrepancy.currency or '')}"]
+    currency = discrepancy.currency or ""
+    if discrepancy.kind == DiscrepancyKind.AMOUNT_DIFFERS and line is not None:
+        # Fees are Cauri's own: only what the operator moved beyond the request.
+        difference = line.amount - _booked(operation)
+        return [f"merchant:{success.merchant_id}={decimal_text(difference, currency)}"]
+    if discrepancy.kind == DiscrepancyKind.STATUS_DIFFERS and operation.status != "pending":
+        said = discrepancy.details.get("operator")
+        if said == "succeeded" and operation.status == "failed":
+            return success.parts(1, currency)  # what its success would have booked
+        if said == "failed" and operation.status == "succeeded":
+            return success.parts(-1, currency)  # the exact reverse of what it booked
+    return []

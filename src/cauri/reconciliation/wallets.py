@@ -30,14 +30,42 @@ LIVE = True  # statements are of live wallets: sandboxes move no money to reconc
 _AFTER = timedelta(microseconds=1)
 
 # The opening balance of each currency: the first statement (by the days it covers) that
-# states one.
+# states one, and the instant it stands at (just before its first line).
 _OPENINGS = text(
     """
-    SELECT DISTINCT ON (stated.currency) stated.currency, stated.amount, s.first_day
+    SELECT DISTINCT ON (stated.currency) stated.currency, stated.amount, s.first_day,
+           (SELECT min(l.at) FROM statement_lines l WHERE l.statement_id = s.id) AS first_at
     FROM operator_statements s,
          jsonb_each_text(s.opening_balances) AS stated(currency, amount)
     WHERE s.connector = :connector AND s.first_day IS NOT NULL
     ORDER BY stated.currency, s.first_day, s.imported_at, s.id
+    """
+)
+
+# What Cauri booked on either side of the opening's instant that the operator booked on the
+# other: posted after it, within the hour, and on no line of a statement after it (the
+# operator moved it before: it is in the opening), less posted before it and on a line after
+# it (not in the opening). The run's tables cover the opening's day and the days around it.
+_OPENING_ACROSS = text(
+    """
+    WITH later AS (
+        SELECT DISTINCT o.subject_ref
+        FROM recon_matches m
+        JOIN recon_lines l ON l.id = m.line_id
+        JOIN operator_operations o ON o.id = m.operation_id
+        WHERE l.at >= :at
+    )
+    SELECT coalesce(sum(p.amount) FILTER (
+               WHERE t.created_at >= :at AND t.reference NOT IN (SELECT subject_ref FROM later)
+           ), 0)
+         - coalesce(sum(p.amount) FILTER (
+               WHERE t.created_at < :at AND t.reference IN (SELECT subject_ref FROM later)
+           ), 0)
+    FROM ledger_transactions t
+    JOIN ledger_postings p ON p.transaction_id = t.id AND p.account = :wallet
+    WHERE t.kind = 'carried'
+      AND t.created_at >= CAST(:at AS timestamptz) - interval '1 day'
+      AND t.created_at < CAST(:at AS timestamptz) + interval '1 hour'
     """
 )
 
@@ -84,7 +112,9 @@ _CLOSINGS = text(
 )
 
 # Operations the operator booked on one side of that instant and Cauri on the other (a
-# callback a minute late): counted on the operator's side, so that the balances compare.
+# callback a minute late): counted on the operator's side, so that the balances compare. One
+# on no line at all that Cauri settled within the hour after it is taken as booked before it
+# (as the opening takes it: _OPENING_ACROSS); one the operator did not book then shows.
 _ACROSS = text(
     """
     WITH booked AS (
@@ -96,9 +126,16 @@ _ACROSS = text(
     )
     SELECT coalesce(sum(p.amount) FILTER (WHERE b.at < :end AND t.created_at >= :end), 0)
          - coalesce(sum(p.amount) FILTER (WHERE b.at >= :end AND t.created_at < :end), 0)
-    FROM booked b
-    JOIN ledger_transactions t ON t.reference = b.subject_ref AND t.kind = 'carried'
+         + coalesce(sum(p.amount) FILTER (
+               WHERE b.subject_ref IS NULL AND t.created_at >= :end
+                 AND t.created_at < CAST(:end AS timestamptz) + interval '1 hour'
+           ), 0)
+    FROM ledger_transactions t
     JOIN ledger_postings p ON p.transaction_id = t.id AND p.account = :wallet
+    LEFT JOIN booked b ON b.subject_ref = t.reference
+    WHERE t.kind = 'carried'
+      AND t.created_at >= CAST(:end AS timestamptz) - interval '2 days'
+      AND t.created_at < CAST(:end AS timestamptz) + interval '2 days'
     """
 )
 
@@ -146,20 +183,24 @@ class Booked:
     movements: int
 
 
-async def book(session: AsyncSession, connector: str, days: Days) -> Booked:
-    """Books what the statements say moved the wallet outside Cauri's operations, once."""
+async def book(session: AsyncSession, connector: str, day: date, days: Days) -> Booked:
+    """Books what the statements say moved the wallet outside Cauri's operations, once; an
+    opening balance by the run of its statement's first day (whose tables hold the lines
+    around it)."""
     openings = 0
-    for currency, stated, first_day in (
+    for currency, stated, first_day, first_at in (
         await session.execute(_OPENINGS, {"connector": connector})
     ).all():
         reference = f"{connector}:opening:{currency}"
-        if await session.scalar(_BOOKED, {"reference": reference}):
+        if first_day != day or await session.scalar(_BOOKED, {"reference": reference}):
             continue
-        start = days.start(first_day)
-        held = await _held_before(session, connector, currency, start)
+        at = first_at or days.start(first_day)
+        wallet = _wallet(connector, currency)
+        across = int(await session.scalar(_OPENING_ACROSS, {"wallet": wallet, "at": at}) or 0)
+        held = await _held_before(session, connector, currency, at) - across
         if int(stated) == held:
             continue  # nothing to book: the wallet held what Cauri had booked
-        # Backdated to the day it is the balance of, so that any day's balance reads it.
+        # Backdated to the instant it is the balance of, so that any later balance reads it.
         await movements.wallet_moved(
             session,
             Movement.WALLET_OPENING,
@@ -168,7 +209,7 @@ async def book(session: AsyncSession, connector: str, days: Days) -> Booked:
             currency=currency,
             into_wallet=int(stated) - held,
             reference=reference,
-            at=start - timedelta(microseconds=1),
+            at=at - _AFTER,
         )
         openings += 1
     moved = (await session.execute(_MOVEMENTS, {"prefix": _reference(connector)})).all()
