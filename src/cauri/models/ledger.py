@@ -56,6 +56,13 @@ class LedgerPosting(Base):
             postgresql_include=["amount"],
         ),
         Index("ix_ledger_postings_unfolded", "account", postgresql_where=text("NOT folded")),
+        # What merchants owe (cauri.ledger.holdings.receivables), without reading the ledger.
+        Index(
+            "ix_ledger_postings_receivable",
+            "account",
+            postgresql_include=["currency", "amount"],
+            postgresql_where=text("account LIKE 'merchant:%:receivable:%'"),
+        ),
         Index("ix_ledger_postings_transaction", "transaction_id"),
     )
 

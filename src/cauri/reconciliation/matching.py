@@ -307,6 +307,12 @@ _COUNTS = text("SELECT kind, count(*) FROM recon_found GROUP BY kind")
 _ONE_AT_A_TIME = text("SELECT pg_advisory_xact_lock(7245, hashtext(:connector))")
 
 
+async def one_at_a_time(session: AsyncSession, connector: str) -> None:
+    """Until the caller's transaction ends, no other run or correction of the connector's
+    wallet: a run books the wallet's movements once and reads its balance whole."""
+    await session.execute(_ONE_AT_A_TIME, {"connector": connector})
+
+
 @dataclass(frozen=True)
 class Run:
     connector: str
@@ -331,8 +337,7 @@ async def run(session: AsyncSession, connector: str, day: date, now: datetime, d
         "wide_start": start - timedelta(days=1),
         "wide_end": end + timedelta(days=1),
     }
-    # One run of a connector at a time: each books the wallet's movements once.
-    await session.execute(_ONE_AT_A_TIME, {"connector": connector})
+    await one_at_a_time(session, connector)
     for table in _TABLES:
         await session.execute(text(table))
     await session.execute(_LINES, bounds)

@@ -23,7 +23,7 @@ from cauri.ledger.movements import Counterpart, Part
 from cauri.models import LedgerPosting, LedgerTransaction, Merchant, OperatorOperation
 from cauri.models.statements import Discrepancy, StatementLine
 from cauri.operators import catalogue
-from cauri.reconciliation import suggestions
+from cauri.reconciliation import matching, suggestions
 from cauri.reconciliation.kinds import LABELS
 from cauri.reconciliation.wallets import LIVE
 
@@ -197,8 +197,18 @@ async def _check_owners(session: AsyncSession, parts: Sequence[Part]) -> None:
             raise InvalidRequest.field("book", f"Aucun opérateur {p.owner} au catalogue.")
 
 
-async def locked_open(session: AsyncSession, discrepancy_id: int) -> Discrepancy:
-    """The discrepancy, locked, still open."""
+def _open(discrepancy: Discrepancy) -> Discrepancy:
+    if discrepancy.resolved_at is not None:
+        raise Conflict(f"L'écart {discrepancy.id} est déjà résolu ({discrepancy.resolution}).")
+    return discrepancy
+
+
+async def still_open(session: AsyncSession, discrepancy_id: int) -> Discrepancy:
+    """The discrepancy, read as it stands, still open (resolving checks again, locked)."""
+    return _open(await found(session, discrepancy_id))
+
+
+async def _locked_open(session: AsyncSession, discrepancy_id: int) -> Discrepancy:
     discrepancy = (
         await session.scalars(
             select(Discrepancy).where(Discrepancy.id == discrepancy_id).with_for_update()
@@ -206,9 +216,7 @@ async def locked_open(session: AsyncSession, discrepancy_id: int) -> Discrepancy
     ).one_or_none()
     if discrepancy is None:
         raise NotFound(f"Aucun écart {discrepancy_id}.")
-    if discrepancy.resolved_at is not None:
-        raise Conflict(f"L'écart {discrepancy_id} est déjà résolu ({discrepancy.resolution}).")
-    return discrepancy
+    return _open(discrepancy)
 
 
 async def resolve(
@@ -224,7 +232,9 @@ async def resolve(
     cannot cover is held as its receivable: cauri.ledger.movements.corrected)."""
     if not reason.strip():
         raise InvalidRequest.field("reason", "Indiquez ce qui résout l'écart.")
-    discrepancy = await locked_open(session, discrepancy_id)
+    # The connector's lock before the row's, in the order a run takes them.
+    await matching.one_at_a_time(session, (await found(session, discrepancy_id)).connector)
+    discrepancy = await _locked_open(session, discrepancy_id)
     await _check_owners(session, parts)
     before = summary(discrepancy)
     after = summary(discrepancy)

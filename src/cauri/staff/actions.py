@@ -766,7 +766,7 @@ async def resolve_discrepancy(
     """exports, and balances.credit with money (`written`: the correcting entry's parts,
     cauri.reconciliation.service.part). A correction that moves more than the platform's
     dual-approval amount in its currency is only asked: a second person approves it."""
-    found = await discrepancies.locked_open(session, discrepancy_id)
+    found = await discrepancies.still_open(session, discrepancy_id)
     currency = found.currency or ""
     parts = [discrepancies.part(text, currency) for text in written]
     if parts and await approvals.needs_two(
