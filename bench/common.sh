@@ -40,6 +40,14 @@ bench_start() {  # prefix: BIN (the venv's executables), WORK, DB, CAURI_DATABAS
 }
 
 admin() { psql "$PG_SERVER/postgres" -qAtX -c "$1"; }
+# DATABASE_SETTINGS="jit=off …": each a setting of the bench database (ALTER DATABASE … SET),
+# for every connection made to it after.
+create_database() {
+  admin "CREATE DATABASE \"$DB\""
+  for setting in ${DATABASE_SETTINGS:-}; do
+    admin "ALTER DATABASE \"$DB\" SET ${setting%%=*} = '${setting#*=}'"
+  done
+}
 query() { psql "$DIRECT_URL" -qAtX -c "$1"; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 

@@ -45,7 +45,7 @@ pay_once() {  # port key: one payment, its reference
 
 setup() {
   echo "== setup: database $DB, load $(load)"
-  admin "CREATE DATABASE \"$DB\""
+  create_database
   "$BIN/cauri" migrate >/dev/null
   "$BIN/cauri" settings set --fee-percent "$FEE_PERCENT" >/dev/null
   "$BIN/cauri" merchants create --name bench --json \

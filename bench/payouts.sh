@@ -77,7 +77,7 @@ sampler_stop() {  # file: mean backends waiting for a lock, running, idle in a t
 
 setup() {
   echo "== setup: database $DB, load $(load)"
-  admin "CREATE DATABASE \"$DB\""
+  create_database
   "$BIN/cauri" migrate >/dev/null
   "$BIN/cauri" settings set --payout-fee-percent "$PAYOUT_FEE_PERCENT" >/dev/null
   for merchant in big small; do

@@ -6,7 +6,8 @@
 #                         --workers N --no-worker` and N `cauri worker`; wrk with
 #                         bench/payments.lua over MERCHANTS merchants while the workers
 #                         deliver the payments' webhooks to a receiver on loopback; payments/s,
-#                         deliveries/s and the CPU of each kind of process; ratios last
+#                         deliveries/s, the CPU of each kind of process and the most
+#                         connections to PostgreSQL at once; ratios last
 #
 # Needs wrk, psql, curl, redis-cli and uv; installs nothing. A fresh database on PG_SERVER
 # (dropped at the end, KEEP=1 keeps it) and an empty Redis database (the first empty one of
@@ -56,7 +57,7 @@ export CAURI_REDIS_URL="$REDIS/${REDIS_DB:-$(redis_db)}"
 
 setup() {
   echo "== setup: database $DB, Redis $CAURI_REDIS_URL, load $(load)"
-  admin "CREATE DATABASE \"$DB\""
+  create_database
   "$BIN/cauri" migrate >/dev/null
   "$BIN/cauri" settings set --fee-percent "$FEE_PERCENT" >/dev/null
   "$BIN/python" bench/seed_merchants.py "$MERCHANTS" >"$WORK/keys"
