@@ -45,7 +45,7 @@ pay_once() {  # port key: one payment, its reference
 
 setup() {
   echo "== setup: database $DB, load $(load)"
-  admin "CREATE DATABASE \"$DB\""
+  create_database
   "$BIN/cauri" migrate >/dev/null
   "$BIN/cauri" settings set --fee-percent "$FEE_PERCENT" >/dev/null
   "$BIN/cauri" merchants create --name bench --json \
@@ -56,8 +56,8 @@ setup() {
   "$BIN/cauri" serve --workers 2 --no-worker --port "$CAURI_PORT" >"$WORK/cauri.log" 2>&1 &
   PIDS+=($!)
   CAURI_PID=$!
-  "$BIN/uvicorn" --app-dir bench floor:app --workers 2 --port "$FLOOR_PORT" \
-    --no-access-log --log-level warning >"$WORK/floor.log" 2>&1 &
+  CAURI_DATABASE_URL="$DIRECT_URL" "$BIN/uvicorn" --app-dir bench floor:app --workers 2 \
+    --port "$FLOOR_PORT" --no-access-log --log-level warning >"$WORK/floor.log" 2>&1 &
   PIDS+=($!)
   FLOOR_PID=$!
   wait_ready "$CAURI_PORT" /api/v1/payments
@@ -78,7 +78,7 @@ parity() {  # the same rows, through either server, or stop
   key=$(head -1 "$WORK/one.keys")
   for server in cauri floor; do
     port=$([[ $server == cauri ]] && echo "$CAURI_PORT" || echo "$FLOOR_PORT")
-    psql "$CAURI_DATABASE_URL" -qX -v ref="$(pay_once "$port" "$key")" -f bench/parity.sql \
+    psql "$DIRECT_URL" -qX -v ref="$(pay_once "$port" "$key")" -f bench/parity.sql \
       >"$WORK/parity.$server"
   done
   if ! diff "$WORK/parity.cauri" "$WORK/parity.floor" >"$WORK/parity.diff"; then

@@ -62,7 +62,7 @@ SAMPLE="SELECT count(*) FILTER (WHERE wait_event_type = 'Lock'),
   FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
 
 sampler_start() {  # file
-  PGAPPNAME=bench_sampler psql "$CAURI_DATABASE_URL" -qAtX -F '|' >"$1" 2>/dev/null \
+  PGAPPNAME=bench_sampler psql "$DIRECT_URL" -qAtX -F '|' >"$1" 2>/dev/null \
     <<<"$SAMPLE \\watch 0.2" &
   SAMPLER=$!
 }
@@ -77,7 +77,7 @@ sampler_stop() {  # file: mean backends waiting for a lock, running, idle in a t
 
 setup() {
   echo "== setup: database $DB, load $(load)"
-  admin "CREATE DATABASE \"$DB\""
+  create_database
   "$BIN/cauri" migrate >/dev/null
   "$BIN/cauri" settings set --payout-fee-percent "$PAYOUT_FEE_PERCENT" >/dev/null
   for merchant in big small; do
@@ -115,8 +115,8 @@ serve() {
 }
 
 floor_serve() {  # bench/floor.py on Cauri's port: the webhook endpoints serve() set stay
-  "$BIN/uvicorn" --app-dir bench floor:app --workers 2 --port "$CAURI_PORT" --no-access-log \
-    --log-level warning >"$WORK/floor.log" 2>&1 &
+  CAURI_DATABASE_URL="$DIRECT_URL" "$BIN/uvicorn" --app-dir bench floor:app --workers 2 \
+    --port "$CAURI_PORT" --no-access-log --log-level warning >"$WORK/floor.log" 2>&1 &
   PIDS+=($!)
   SERVER_PID=$!
   wait_ready "$CAURI_PORT" /api/v1/payouts
@@ -165,7 +165,7 @@ measure_pgbench() {  # round
   # connecting and disconnecting are outside it; the balance drops by 1 per transaction.
   wait_for_connections "$((CONNECTIONS + 5))"
   pgbench -n -f bench/pgbench_one_row.sql -c "$CONNECTIONS" -j "$THREADS" \
-    -T "$((SECONDS_RUN + 2))" $PGBENCH_ARGS "$CAURI_DATABASE_URL" >"$WORK/pgbench.$1" 2>&1 &
+    -T "$((SECONDS_RUN + 2))" $PGBENCH_ARGS "$DIRECT_URL" >"$WORK/pgbench.$1" 2>&1 &
   local bench=$! first pg_before pg_ticks client_before client_ticks started ended last done
   sleep 1
   first=$(balance_now)
@@ -193,7 +193,7 @@ measure_pgbench_payout() {  # round: the floor's payout statement, PostgreSQL al
   local before after
   before=$(query "SELECT count(*) FROM payouts")
   pgbench -n -f "$WORK/payout.sql" -c "$CONNECTIONS" -j "$THREADS" -T "$SECONDS_RUN" \
-    -M prepared "$CAURI_DATABASE_URL" >"$WORK/pgbench-payout.$1" 2>&1
+    -M prepared "$DIRECT_URL" >"$WORK/pgbench-payout.$1" 2>&1
   after=$(query "SELECT count(*) FROM payouts")
   echo "payout pgbench $1 payouts=$((after - before))" \
     "tps=$(awk '/^tps/ { print $3; exit }' "$WORK/pgbench-payout.$1")" \
@@ -202,7 +202,7 @@ measure_pgbench_payout() {  # round: the floor's payout statement, PostgreSQL al
 }
 
 check() {  # merchant credited (minor units)
-  psql "$CAURI_DATABASE_URL" -qAtX -v merchant="$1" -v credited="$2" -f bench/payouts_check.sql \
+  psql "$DIRECT_URL" -qAtX -v merchant="$1" -v credited="$2" -f bench/payouts_check.sql \
     | tee -a "$WORK/checks" | sed 's/^/   /'
   if grep -q '|f$' "$WORK/checks"; then
     echo "payouts.sh: a ledger check failed" >&2

@@ -6,7 +6,8 @@
 #                         --workers N --no-worker` and N `cauri worker`; wrk with
 #                         bench/payments.lua over MERCHANTS merchants while the workers
 #                         deliver the payments' webhooks to a receiver on loopback; payments/s,
-#                         deliveries/s and the CPU of each kind of process; ratios last
+#                         deliveries/s, the CPU of each kind of process and the most
+#                         connections to PostgreSQL at once; ratios last
 #
 # Needs wrk, psql, curl, redis-cli and uv; installs nothing. A fresh database on PG_SERVER
 # (dropped at the end, KEEP=1 keeps it) and an empty Redis database (the first empty one of
@@ -56,7 +57,7 @@ export CAURI_REDIS_URL="$REDIS/${REDIS_DB:-$(redis_db)}"
 
 setup() {
   echo "== setup: database $DB, Redis $CAURI_REDIS_URL, load $(load)"
-  admin "CREATE DATABASE \"$DB\""
+  create_database
   "$BIN/cauri" migrate >/dev/null
   "$BIN/cauri" settings set --fee-percent "$FEE_PERCENT" >/dev/null
   "$BIN/python" bench/seed_merchants.py "$MERCHANTS" >"$WORK/keys"
@@ -116,13 +117,14 @@ drain() {
 
 measure() {  # scale round
   local line before after sent got api_before worker_before pg_before receiver_before
-  local api worker pg receiver wall
+  local api worker pg receiver wall peak
   before=$(query "SELECT count(*) FROM payments")
   sent=$(delivered)
   api_before=$(ticks_of $(tree_of "$SERVER_PID"))
   worker_before=$(ticks_of "${WORKER_PIDS[@]}")
   pg_before=$(ticks_of $(backends))
   receiver_before=$(ticks_of "$RECEIVER_PID")
+  connections_start "$WORK/connections.$1.$2"
   line=$(BENCH_KEYS="$WORK/keys" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --timeout 10s \
     --latency -s bench/payments.lua "http://127.0.0.1:$CAURI_PORT" | tee -a "$WORK/wrk.log" \
     | grep '^RESULT')
@@ -130,6 +132,7 @@ measure() {  # scale round
   worker=$(spent "$worker_before" "$(ticks_of "${WORKER_PIDS[@]}")")
   pg=$(spent "$pg_before" "$(ticks_of $(backends))")
   receiver=$(spent "$receiver_before" "$(ticks_of "$RECEIVER_PID")")
+  peak=$(connections_stop "$WORK/connections.$1.$2")
   got=$(($(delivered) - sent))
   after=$(query "SELECT count(*) FROM payments")
   wall=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^seconds=/) { sub("seconds=", "", $i); print $i } }' <<<"$line")
@@ -141,7 +144,13 @@ measure() {  # scale round
     "api_ms=$(ms_per "$api" "$((after - before))") worker_ms=$(ms_per "$worker" "$((after - before))")" \
     "pg_ms=$(ms_per "$pg" "$((after - before))") receiver_ms=$(ms_per "$receiver" "$((after - before))")" \
     "cpu_pct=api:$(pct "$api" "$wall")/worker:$(pct "$worker" "$wall")/pg:$(pct "$pg" "$wall")/receiver:$(pct "$receiver" "$wall")" \
-    "load=$(load | tr ' ' /)" | tee -a "$WORK/results"
+    "pg_connections_max=$peak$(bouncer_clients)" "load=$(load | tr ' ' /)" | tee -a "$WORK/results"
+}
+
+bouncer_clients() {  # through PgBouncer: the connections Cauri's processes hold to it
+  [[ -n "${PGBOUNCER_PORT:-}" ]] || return 0
+  psql "postgresql://postgres@127.0.0.1:$PGBOUNCER_PORT/pgbouncer" -qAtX -F ' ' -c 'SHOW POOLS' \
+    | awk -v db="$DB" '$1 == db { n += $3 + $4 } END { printf " bouncer_clients=%d", n }'
 }
 
 main() {
@@ -172,11 +181,12 @@ main() {
     }
     { rps[$1] += field("rps"); n[$1]++; dps[$1] += field("deliveries_per_s")
       p99[$1] = p99[$1] sprintf(" %.1f", field("p99_ms")); errors[$1] += field("non2xx") + field("socket_errors")
-      api[$1] += field("api_ms"); worker[$1] += field("worker_ms"); pg[$1] += field("pg_ms") }
+      api[$1] += field("api_ms"); worker[$1] += field("worker_ms"); pg[$1] += field("pg_ms")
+      if (field("pg_connections_max") > peak[$1]) peak[$1] = field("pg_connections_max") }
     END {
       for (s in rps) {
-        printf "%s: %.0f payments/s (p99 ms:%s), %.0f deliveries/s during the run, errors %d; CPU ms per payment: API %.2f, workers %.2f, PostgreSQL %.2f\n", \
-          s, rps[s] / n[s], p99[s], dps[s] / n[s], errors[s], api[s] / n[s], worker[s] / n[s], pg[s] / n[s]
+        printf "%s: %.0f payments/s (p99 ms:%s), %.0f deliveries/s during the run, errors %d; CPU ms per payment: API %.2f, workers %.2f, PostgreSQL %.2f; at most %d connections to PostgreSQL\n", \
+          s, rps[s] / n[s], p99[s], dps[s] / n[s], errors[s], api[s] / n[s], worker[s] / n[s], pg[s] / n[s], peak[s]
       }
       if (n["1+1"] && n["2+2"])
         printf "RATIO 2+2 / 1+1: payments %.3f, deliveries %.3f\n", \

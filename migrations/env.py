@@ -21,7 +21,9 @@ def _run(connection: Connection) -> None:
 
 
 async def _run_async(url: str) -> None:
-    engine = make_engine(url, pool_size=1)
+    engine = make_engine(
+        url, pool_size=1, prepared_statements=get_settings().database_prepared_statements
+    )
     async with engine.connect() as connection:
         await connection.run_sync(_run)
     await engine.dispose()

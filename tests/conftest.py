@@ -69,7 +69,9 @@ async def database_url() -> AsyncIterator[str]:
 
 @pytest.fixture(scope="session")
 async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = make_engine(database_url, pool_size=15)
+    # CAURI_DATABASE_PREPARED_STATEMENTS as the environment sets it (tools/through-pgbouncer).
+    prepared = Settings().database_prepared_statements
+    engine = make_engine(database_url, pool_size=15, prepared_statements=prepared)
     yield engine
     await engine.dispose()
 

@@ -16,6 +16,14 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CAURI_", extra="ignore")
 
     database_url: str | None = None
+    # Where a worker LISTENs for enqueued jobs (unset: database_url). A LISTEN lives in its
+    # server session, which a pooler in transaction mode hands to other clients: name
+    # PostgreSQL itself here when database_url is such a pooler.
+    database_listen_url: str | None = None
+    # False behind a pooler in transaction mode that does not carry prepared statements from
+    # one server connection to another (PgBouncer before 1.21, or its
+    # max_prepared_statements = 0): every statement is then parsed anew, unnamed.
+    database_prepared_statements: bool = True
     data_dir: Path = Path(".cauri")
     redis_url: str | None = None
     rate_limit: str = "120/minute"

@@ -25,7 +25,10 @@ class Runtime:
     def build(
         cls, settings: Settings, clock: Clock | None = None, url: str | None = None
     ) -> Runtime:
-        engine = make_engine(url or database_url(settings))
+        engine = make_engine(
+            url or database_url(settings),
+            prepared_statements=settings.database_prepared_statements,
+        )
         return cls(
             settings=settings,
             clock=clock or SystemClock(),

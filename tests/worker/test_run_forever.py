@@ -83,3 +83,23 @@ async def test_a_worker_whose_listener_is_cut_polls_then_listens_again(runtime: 
         await eventually(reconnected)
         await enqueue(runtime, {"n": 2})
         assert await asyncio.wait_for(ran.get(), timeout=5) == {"n": 2}
+
+
+async def test_the_listener_connects_to_the_listen_url(runtime: Runtime) -> None:
+    # Another database of the same server, told apart in pg_stat_activity; the jobs' own
+    # notifications are not heard there, so they are found by polling.
+    elsewhere = runtime.engine.url.set(database="postgres").render_as_string(hide_password=False)
+    listening = with_settings(runtime, database_listen_url=elsewhere, worker_poll_interval=0.2)
+    ran: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    async with running(listening, ran):
+        await eventually(
+            lambda: scalar(
+                runtime,
+                "SELECT pid FROM pg_stat_activity WHERE datname = 'postgres' "
+                "AND application_name = :name",
+                name=LISTENER_NAME,
+            )
+        )
+        assert await _listener(runtime) is None
+        await enqueue(runtime, {"n": 1})
+        assert await asyncio.wait_for(ran.get(), timeout=5) == {"n": 1}

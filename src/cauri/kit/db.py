@@ -65,7 +65,16 @@ def _with_port(host: str) -> str:
     return f"{name}:{port or DEFAULT_PORT}"
 
 
-def make_engine(url: str, pool_size: int = 20) -> AsyncEngine:
+# Behind a pooler in transaction mode, a client's next transaction may run on another server
+# connection, where a statement it named earlier does not exist (or another client's of the
+# same name does). With both caches off, asyncpg and SQLAlchemy's dialect name no statement:
+# each is parsed as the unnamed one, which lives only until the next, and its parse and its
+# execution are one exchange that the pooler keeps on one server connection.
+_UNNAMED_STATEMENTS = {"statement_cache_size": 0, "prepared_statement_cache_size": 0}
+
+
+def make_engine(url: str, pool_size: int = 20, *, prepared_statements: bool = True) -> AsyncEngine:
+    """`prepared_statements`: CAURI_DATABASE_PREPARED_STATEMENTS."""
     # hide_parameters: a failing statement's error text (logged) would carry the values bound
     # to it: phone numbers, customers' names, key digests.
     engine = create_async_engine(
@@ -74,6 +83,7 @@ def make_engine(url: str, pool_size: int = 20) -> AsyncEngine:
         max_overflow=20,
         pool_pre_ping=False,
         hide_parameters=True,
+        connect_args={} if prepared_statements else _UNNAMED_STATEMENTS,
     )
     event.listen(engine.sync_engine, "checkout", _refuse_closed)
     return engine

@@ -1,5 +1,6 @@
 """Statements of the hot path run as asyncpg prepared statements on the session's own
-connection, past SQLAlchemy's execution machinery.
+connection, past SQLAlchemy's execution machinery (unnamed, parsed at each run, when
+CAURI_DATABASE_PREPARED_STATEMENTS is off: cauri.kit.db).
 
 Why: through the session, every statement costs about 100 µs of Python above asyncpg's
 prepared statement (parameters built and processed, the compiled cache looked up, a cursor

@@ -1,11 +1,11 @@
 """The worker: claims due jobs and runs each in its own transaction, many at once.
 
-Woken by LISTEN/NOTIFY when a job is enqueued; polls as a fallback. Each lane
-(cauri.worker.lanes) is claimed within its own share of the concurrency. A job is completed
-in the same transaction as its handler's writes, so a crash (or a lost lease) either keeps
-both or neither. While a handler runs its lease is renewed every third of
-CAURI_JOB_LEASE_SECONDS, so a slow handler is never run twice at once; a worker killed
-mid-job stops renewing, the lease runs out and the job is claimed again.
+Woken by LISTEN/NOTIFY when a job is enqueued (on CAURI_DATABASE_LISTEN_URL's server); polls
+as a fallback. Each lane (cauri.worker.lanes) is claimed within its own share of the
+concurrency. A job is completed in the same transaction as its handler's writes, so a crash
+(or a lost lease) either keeps both or neither. While a handler runs its lease is renewed
+every third of CAURI_JOB_LEASE_SECONDS, so a slow handler is never run twice at once; a
+worker killed mid-job stops renewing, the lease runs out and the job is claimed again.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import asyncpg
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
 
-from cauri.kit.db import unit_of_work
+from cauri.kit.db import engine_url, unit_of_work
 from cauri.runtime import Runtime
 from cauri.worker import heartbeat, lanes, queue
 from cauri.worker.jobs import Handler
@@ -135,8 +135,10 @@ class Worker:
         """A connection LISTENing for enqueued jobs, or None: then the worker only polls, and
         tries again on its next round (the listener is reopened if the server drops it)."""
         engine = self.runtime.engine
-        # The engine's own connection arguments: every host of its URL, target_session_attrs.
-        _, arguments = engine.dialect.create_connect_args(engine.url)
+        listen_url = self.runtime.settings.database_listen_url
+        # Read as the engine reads its own: every host of the URL, target_session_attrs.
+        url = engine.url if listen_url is None else engine_url(listen_url)
+        _, arguments = engine.dialect.create_connect_args(url)
         try:
             connection = await asyncpg.connect(
                 **arguments,
