@@ -7,10 +7,12 @@ import asyncio
 from alembic import context
 from sqlalchemy.engine import Connection
 
+from cauri import models
 from cauri.config import get_settings
 from cauri.kit.db import database_url, make_engine
 from cauri.models import Base
 
+models.load_all()  # every table on the metadata, for autogenerate to compare
 target_metadata = Base.metadata
 
 

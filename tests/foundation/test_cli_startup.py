@@ -4,6 +4,8 @@ pull in no database library, web framework or migration tool."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import subprocess
 import sys
 
@@ -43,6 +45,36 @@ def test_a_command_that_reads_the_database_needs_no_web_framework() -> None:
     loaded = _imported_by("import cauri.cli.payments, cauri.cli.payouts")
     assert "fastapi" not in loaded
     assert "sqlalchemy" in loaded  # the probe sees what the command does import
+
+
+async def test_showing_a_payment_loads_only_the_tables_and_modules_it_shows(
+    database_url: str,
+) -> None:
+    """`cauri payments show` runs whole (settings, database, query, the refusal printed) with
+    the tables it reads and no more: not the other tables' models (cauri.models loads a module
+    when a name of it is first read), no connector or HTTP client, no domain wired (a
+    read-only transaction: staff/payment_overview.py, cli/common.reading)."""
+    probe = (
+        "import sys; from cauri.cli import app; "
+        "sys.argv = ['cauri', 'payments', 'show', '00000000-0000-4000-8000-000000000000']\n"
+        "try: app()\nexcept SystemExit: pass\nprint(' '.join(sorted(sys.modules)))"
+    )
+    url = database_url.replace("postgresql+asyncpg://", "postgresql://", 1)
+    ran = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "CAURI_DATABASE_URL": url},
+    )
+    assert "Paiement introuvable" in ran.stderr
+    loaded = set(ran.stdout.split())
+    tables = {
+        name.removeprefix("cauri.models.") for name in loaded if name.startswith("cauri.models.")
+    }
+    assert tables == {"base", "connectors", "operations", "payments", "plans", "refunds"}
+    assert not loaded & {"httpx", "fastapi", "alembic", "cauri.wiring", "cauri.connectors.service"}
 
 
 def test_the_roots_help_lists_every_group_without_loading_one() -> None:

@@ -20,6 +20,7 @@ from cauri.cli.common import in_transaction, livemode_of, resolved_url
 from cauri.cli.operations import echo_operations, operation_row
 from cauri.cli.output import JsonFlag, echo_json
 from cauri.config import get_settings
+from cauri.connectors import history
 from cauri.connectors.errors import ConnectorError
 from cauri.connectors.service import AccountDefinition, AccountView, callback_url, connectors
 from cauri.operators.config import ACTIONS
@@ -308,7 +309,7 @@ def exchanges_list(
         subject = reference
         if merchant is not None:
             subject = await reads.by_external_id(session, merchant, reference, livemode)
-        return [operation_row(view) for view in await connectors.exchanges(session, subject)]
+        return [operation_row(view) for view in await history.exchanges(session, subject)]
 
     echo_operations(in_transaction(work), as_json, f"no operator operation for {reference}")
 
@@ -323,7 +324,7 @@ def exchanges_resend(reference: str) -> None:
         runtime = Runtime.build(get_settings(), url=resolved_url())
         try:
             async with runtime.sessionmaker() as session:
-                views = await connectors.exchanges(session, reference)
+                views = await history.exchanges(session, reference)
             return [
                 f"{view.operation.id} ({view.operation.connector}, {view.operation.action}): "
                 + await actions.resend_operator_notification(
@@ -345,7 +346,7 @@ def exchanges_review(as_json: JsonFlag = False) -> None:
     ask the operator what became of each, then settle it by hand."""
 
     async def work(session: AsyncSession, _: Runtime) -> list[dict[str, Any]]:
-        return [operation_row(view) for view in await connectors.under_review(session)]
+        return [operation_row(view) for view in await history.under_review(session)]
 
     echo_operations(in_transaction(work), as_json, "no operation awaits review")
 

@@ -10,7 +10,7 @@ import typer
 from cauri.cli.output import echo_json
 
 if TYPE_CHECKING:
-    from cauri.connectors.service import OperationView
+    from cauri.connectors.history import OperationView
 
 
 def operation_row(view: OperationView) -> dict[str, Any]:

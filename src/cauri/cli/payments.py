@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from cauri.cli.common import in_transaction
+from cauri.cli.common import reading
 from cauri.cli.operations import echo_operations, operation_row
 from cauri.cli.output import JsonFlag, echo_json, echo_table
 from cauri.payments.schemas import payment_object
 from cauri.refunds.schemas import refund_object
-from cauri.staff import reads
+from cauri.staff.payment_overview import payment_overview
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
@@ -51,14 +51,14 @@ def payments_show(reference: str, as_json: JsonFlag = False) -> None:
     operations with their exchanges (`cauri exchanges list` shows their bodies)."""
 
     async def work(session: AsyncSession, _: Runtime) -> dict[str, Any]:
-        seen = await reads.payment_overview(session, reference)
+        seen = await payment_overview(session, reference)
         return {
             "payment": payment_object(seen.payment) | {"merchant_id": seen.payment.merchant_id},
             "refunds": [refund_object(refund) for refund in seen.refunds],
             "operations": [operation_row(view) for view in seen.operations],
         }
 
-    shown = in_transaction(work)
+    shown = reading(work)
     if as_json:
         echo_json(shown)
         return

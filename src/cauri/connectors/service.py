@@ -1,6 +1,7 @@
-"""What the staff do with connectors and routes (`cauri connectors …`, `cauri routes …`,
-`cauri exchanges list`): the rules, in one object. Nothing here commits: the caller's unit of
-work does, and running servers see the change at their next resolution."""
+"""What the staff do with connectors and routes (`cauri connectors …`, `cauri routes …`): the
+rules, in one object (what was exchanged is read in connectors/history.py). Nothing here
+commits: the caller's unit of work does, and running servers see the change at their next
+resolution."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import Select, String, cast, delete, or_, select
+from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -19,8 +19,6 @@ from cauri.connectors.kinds import kind_named, validate_account
 from cauri.connectors.registry import SIMULATOR, OperatorRegistry
 from cauri.connectors.secrets import SecretBox
 from cauri.models.connectors import ConnectorAccount, OperatorRoute
-from cauri.models.operations import OperatorExchange, OperatorOperation
-from cauri.models.plans import PlanRefund
 from cauri.operators import catalogue
 from cauri.operators.config import ACTIONS
 from cauri.operators.protocol import CheckReport, PredictsOperators
@@ -46,12 +44,6 @@ class AccountView:
 class RouteRow:
     operator: str
     connectors: Mapping[str, str | None]  # by action
-
-
-@dataclass(frozen=True)
-class OperationView:
-    operation: OperatorOperation
-    exchanges: Sequence[OperatorExchange]
 
 
 @dataclass(frozen=True)
@@ -278,53 +270,6 @@ class Connectors:
                 route.connector
             )
         return [RouteRow(operator, actions) for operator, actions in by_operator.items()]
-
-    async def exchanges(self, session: AsyncSession, reference: str) -> list[OperationView]:
-        """The operator operations of a payment, payout, refund or plan, oldest first, each
-        with its exchanges in order."""
-        reference = reference.strip()
-        # A plan's operations are those of its cancellation refunds.
-        of_plan = select(PlanRefund.reference).where(cast(PlanRefund.plan_id, String) == reference)
-        return await self._with_exchanges(
-            session,
-            select(OperatorOperation)
-            .where(
-                or_(
-                    OperatorOperation.subject_ref == reference,
-                    OperatorOperation.subject_ref.in_(of_plan),
-                )
-            )
-            .order_by(OperatorOperation.created_at, OperatorOperation.action),
-        )
-
-    async def under_review(self, session: AsyncSession) -> list[OperationView]:
-        """Operations still pending whose status queries ran out: a person must find out from
-        the operator what became of them. Oldest first."""
-        return await self._with_exchanges(
-            session,
-            select(OperatorOperation)
-            .where(
-                OperatorOperation.review_required_at.is_not(None),
-                OperatorOperation.status == "pending",
-            )
-            .order_by(OperatorOperation.review_required_at),
-        )
-
-    async def _with_exchanges(
-        self, session: AsyncSession, statement: Select[Any]
-    ) -> list[OperationView]:
-        operations = (await session.scalars(statement)).all()
-        if not operations:
-            return []
-        exchanges: dict[object, list[OperatorExchange]] = {}
-        rows = await session.scalars(
-            select(OperatorExchange)
-            .where(OperatorExchange.operation_id.in_([op.id for op in operations]))
-            .order_by(OperatorExchange.id)
-        )
-        for exchange in rows:
-            exchanges.setdefault(exchange.operation_id, []).append(exchange)
-        return [OperationView(op, exchanges.get(op.id, [])) for op in operations]
 
 
 def _refuse_moved_secrets(

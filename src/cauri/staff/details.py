@@ -21,7 +21,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
-from cauri.connectors.service import OperationView, connectors
+from cauri.connectors import history
+from cauri.connectors.history import OperationView
 from cauri.kit.errors import NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.ledger.movements import Movement
@@ -37,7 +38,7 @@ from cauri.models import (
     WebhookAttempt,
     WebhookDelivery,
 )
-from cauri.staff.reads import find_payment, refunds_of
+from cauri.staff.payment_overview import find_payment, refunds_of
 
 Found = TypeVar("Found", InstallmentPlan, Payout, Refund)
 PlanPart = TypeVar("PlanPart", Payment, PlanRefund, Refund)
@@ -172,7 +173,7 @@ async def _trail(
     """`also_booked`: references whose ledger transactions belong here, their operations
     being already among those of `references`."""
     operations = [
-        view for reference in references for view in await connectors.exchanges(session, reference)
+        view for reference in references for view in await history.exchanges(session, reference)
     ]
     return Trail(
         ledger=await _ledger(session, [*references, *also_booked]),
@@ -220,7 +221,7 @@ async def plan(session: AsyncSession, reference: str) -> PlanDetail:
     instalments = await _of_plan(session, Payment, found.id, Payment.id)
     plan_refunds = await _of_plan(session, PlanRefund, found.id, PlanRefund.reference)
     refunds = await _of_plan(session, Refund, found.id, Refund.reference)
-    # The plan's own operations are its cancellation refunds' (`connectors.exchanges`).
+    # The plan's own operations are its cancellation refunds' (`history.exchanges`).
     trail = await _trail(
         session,
         found,

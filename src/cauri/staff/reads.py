@@ -1,5 +1,6 @@
-"""The staff's reads: a merchant's whole account, a payment with what followed it, the
-payouts held for approval. Read-only: nothing here writes."""
+"""The staff's reads: a merchant's whole account, the payouts held for approval, what an
+external_id names (a payment with what followed it: payment_overview.py). Read-only:
+nothing here writes."""
 
 from __future__ import annotations
 
@@ -10,9 +11,7 @@ from sqlalchemy import String, cast, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.balance.service import CurrencyBalance, merchant_balances
-from cauri.connectors.service import OperationView, connectors
 from cauri.kit.errors import InvalidRequest, NotFound
-from cauri.kit.ids import parse_uuid
 from cauri.kit.period import Period
 from cauri.merchants.service import merchants as merchant_service
 from cauri.models import (
@@ -43,13 +42,6 @@ class MerchantOverview:
     fee_rules: Sequence[FeeRule]
     balances: Sequence[EnvironmentBalance]  # test first, then live; XOF always in each
     endpoints: Sequence[WebhookEndpoint]  # test first, then live
-
-
-@dataclass(frozen=True)
-class PaymentOverview:
-    payment: Payment
-    refunds: Sequence[Refund]  # oldest first
-    operations: Sequence[OperationView]  # the payment's, then each refund's, oldest first
 
 
 @dataclass(frozen=True)
@@ -111,20 +103,6 @@ async def platform_settings(session: AsyncSession) -> PlatformSettings | None:
     return await session.get(PlatformSettings, 1)
 
 
-async def find_payment(session: AsyncSession, reference: str) -> Payment:
-    """By its reference or its identifier (`CAU…`), whichever merchant it belongs to: an
-    external_id is only unique within a merchant's environment, so it is not enough here."""
-    reference = reference.strip()
-    key = parse_uuid(reference)
-    match = Payment.identifier == reference
-    payment = await session.scalar(
-        select(Payment).where(match if key is None else or_(Payment.id == key, match))
-    )
-    if payment is None:
-        raise NotFound(f"Paiement introuvable : {reference}.")
-    return payment
-
-
 async def by_external_id(
     session: AsyncSession, merchant_id: str, external_id: str, livemode: bool | None
 ) -> str:
@@ -153,27 +131,6 @@ async def by_external_id(
             "(ou --mode).",
         )
     return found[0][0]
-
-
-async def refunds_of(session: AsyncSession, payment: Payment) -> Sequence[Refund]:
-    """Oldest first."""
-    rows = await session.scalars(
-        select(Refund)
-        .where(Refund.payment_id == payment.id)
-        .order_by(Refund.created_at, Refund.reference)
-    )
-    return rows.all()
-
-
-async def payment_overview(session: AsyncSession, reference: str) -> PaymentOverview:
-    payment = await find_payment(session, reference)
-    refunds = await refunds_of(session, payment)
-    operations = [
-        view
-        for subject in (str(payment.id), *(refund.reference for refund in refunds))
-        for view in await connectors.exchanges(session, subject)
-    ]
-    return PaymentOverview(payment, refunds, operations)
 
 
 async def payouts(session: AsyncSession, wanted: PayoutFilter) -> Sequence[Payout]:

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from cauri.connectors.service import connectors
+from cauri.connectors import history
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.fakes.mtn_momo import MtnMomoFake
@@ -249,7 +249,7 @@ async def test_a_cancelled_plan_is_refunded_by_an_mtn_transfer(
     )
     # Staff find the plan's operations by the plan: its instalment's are the payment's.
     async with runtime.sessionmaker() as session:
-        [operation] = await connectors.exchanges(session, reference)
+        [operation] = await history.exchanges(session, reference)
     assert (operation.operation.action, operation.operation.status) == ("disburse", "succeeded")
     assert [e.action for e in operation.exchanges] == ["transfer", "transfer_status"]
 

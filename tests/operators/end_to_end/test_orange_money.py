@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from cauri.connectors import history
 from cauri.connectors.service import connectors
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
@@ -114,7 +115,7 @@ async def test_a_payment_is_paid_on_oranges_page_and_confirmed_by_the_status(
     assert await merchant_available(runtime, merchant.id, livemode=True) == 1000
     assert await event_types(runtime, reference) == ["payment.succeeded"]
     async with runtime.sessionmaker() as session:
-        [operation] = await connectors.exchanges(session, reference)
+        [operation] = await history.exchanges(session, reference)
     # The merchant_key is a credential: recorded masked.
     assert all(MERCHANT_KEY not in (e.request_body or "") for e in operation.exchanges)
     assert [e.action for e in operation.exchanges][-1] == "transactionstatus"

@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from sqlalchemy import text
 
 from cauri.calls import service as calls
+from cauri.connectors import history
 from cauri.connectors.service import connectors
 from cauri.operators import catalogue
 from cauri.operators.pawapay.providers import PROVIDERS
@@ -516,7 +517,7 @@ async def test_a_callback_that_never_came_is_asked_for_again(
     reference = payment["reference"]
     fake.callback_mode = "send"
     async with runtime.sessionmaker() as session:
-        [view] = await connectors.exchanges(session, reference)
+        [view] = await history.exchanges(session, reference)
     said = await calls.resend_notification(runtime, view.operation.id)
     assert said == "pawaPay sends its callback again"
     assert fake.resend_requests == [("deposit", reference)]
