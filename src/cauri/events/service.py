@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.types import TypeEngine
 
 from cauri.events.types import declared
-from cauri.kit.binds import Binds
+from cauri.kit.binds import Binds, inserted
 from cauri.kit.errors import NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.kit.pagination import Page
@@ -69,7 +69,7 @@ class Emitted:
 
     @property
     def job(self) -> CTE:
-        return self.queued.job
+        return self.queued.cte
 
     def values(self, emission: Emission) -> dict[str, Any]:
         attempt = first_attempt(
@@ -100,19 +100,16 @@ def emitted(source: FromClause | None) -> Emitted:
         at=DateTime(timezone=True),
         callback_url=Text(),
     )
-    row = select(
-        binds["event_id"],
-        binds["merchant_id"],
-        binds["livemode"],
-        binds["type"],
-        binds["data"],
-        binds["callback_url"],
-        binds["at"],
-    )
-    if source is not None:
-        row = row.select_from(source)
-    columns = ["id", "merchant_id", "livemode", "type", "data", "callback_url", "created_at"]
-    event = insert(_EVENTS).from_select(columns, row).returning(_EVENTS.c.id).cte()
+    row = {
+        "id": binds["event_id"],
+        "merchant_id": binds["merchant_id"],
+        "livemode": binds["livemode"],
+        "type": binds["type"],
+        "data": binds["data"],
+        "callback_url": binds["callback_url"],
+        "created_at": binds["at"],
+    }
+    event = inserted(_EVENTS, row, source)
     endpoint = (
         select(_ENDPOINTS.c.url)
         .where(

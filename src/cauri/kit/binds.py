@@ -12,9 +12,20 @@ so that the statement's compiled form is reused and no domain knows another's na
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import BindParameter, bindparam
+from sqlalchemy import (
+    CTE,
+    BindParameter,
+    ColumnElement,
+    FromClause,
+    Table,
+    bindparam,
+    insert,
+    select,
+)
 from sqlalchemy.types import TypeEngine
 
 Values = TypeVar("Values")
@@ -35,3 +46,24 @@ class Binds(Generic[Values]):
     def values(self, values: Values) -> dict[str, Any]:
         """The execution's parameters: `values`' fields, keyed by their parameters."""
         return {bind.key: getattr(values, name) for name, bind in self._binds.items()}
+
+
+@dataclass(frozen=True)
+class Part(Generic[Values]):
+    """A part of another domain's statement: the CTE it adds (a job queued, an outcome
+    counted on a circuit) and the parameters each execution fills for it."""
+
+    cte: CTE
+    binds: Binds[Values]
+
+    def values(self, values: Values) -> dict[str, Any]:
+        return self.binds.values(values)
+
+
+def inserted(table: Table, row: Mapping[str, ColumnElement[Any]], source: FromClause | None) -> CTE:
+    """`INSERT INTO table (row's columns) SELECT row's values [FROM source] RETURNING id`, as a
+    CTE of another domain's statement: one row per row of `source` (None: one row)."""
+    select_row = select(*row.values())
+    if source is not None:
+        select_row = select_row.select_from(source)
+    return insert(table).from_select(list(row), select_row).returning(table.c.id).cte()

@@ -48,6 +48,7 @@ from cauri.calls.availability import Route
 from cauri.calls.requests import Action
 from cauri.connectors.registry import SIMULATOR
 from cauri.connectors.service import connectors
+from cauri.kit.outcomes import Tally, tally_columns
 from cauri.kit.pagination import Page, paginate
 from cauri.models import OperatorOperation, Payment, Payout
 from cauri.models.payouts import APPROVAL_REQUIRED
@@ -64,23 +65,12 @@ Row = TypeVar("Row")
 
 
 @dataclass(frozen=True)
-class Volume:
-    """One operator's (or connector's) traffic of the day in one environment and currency;
-    amounts in minor units."""
+class Volume(Tally):
+    """One operator's (or connector's) traffic of the day in one environment and currency."""
 
     name: str | None  # None: no connector (a live request refused before it was sent)
     livemode: bool
     currency: str
-    count: int
-    succeeded: int
-    failed: int
-    succeeded_amount: int
-
-    @property
-    def success_rate(self) -> float | None:
-        """Over those decided; None while none is."""
-        decided = self.succeeded + self.failed
-        return None if decided == 0 else self.succeeded / decided
 
 
 @dataclass(frozen=True)
@@ -125,13 +115,7 @@ async def _volumes(
     joined: ColumnElement[bool] | None = None,
 ) -> list[Volume]:
     statement = select(
-        key,
-        model.livemode,
-        model.currency,
-        func.count(),
-        func.count().filter(succeeded),
-        func.count().filter(model.status == "failed"),
-        func.coalesce(func.sum(model.amount).filter(succeeded), 0),
+        *tally_columns(model.status, model.amount, succeeded), key, model.livemode, model.currency
     ).where(model.created_at >= day[0], model.created_at < day[1])
     if joined is not None:
         statement = statement.outerjoin(OperatorOperation, joined)

@@ -16,6 +16,7 @@ from sqlalchemy import ColumnElement, cast, func, select
 from sqlalchemy.dialects.postgresql import DATE
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.kit.outcomes import Tally, tally_columns
 from cauri.models import ApiKey, Payment, Payout
 from cauri.models.payouts import APPROVAL_REQUIRED
 from cauri.team import batch_drafts, drafts
@@ -27,20 +28,10 @@ _SUCCEEDED = Payment.status.in_(("succeeded", "refunded"))
 
 
 @dataclass(frozen=True)
-class Traffic:
-    """A period's payments in one currency; amounts in minor units."""
+class Traffic(Tally):
+    """A period's payments in one currency."""
 
     currency: str
-    count: int
-    succeeded: int
-    failed: int
-    succeeded_amount: int
-
-    @property
-    def success_rate(self) -> float | None:
-        """Over those decided; None while none is."""
-        decided = self.succeeded + self.failed
-        return None if decided == 0 else self.succeeded / decided
 
 
 @dataclass(frozen=True)
@@ -104,13 +95,7 @@ async def _traffic(
     session: AsyncSession, merchant_id: str, livemode: bool, since: datetime
 ) -> list[Traffic]:
     rows = await session.execute(
-        select(
-            Payment.currency,
-            func.count(),
-            func.count().filter(_SUCCEEDED),
-            func.count().filter(Payment.status == "failed"),
-            func.coalesce(func.sum(Payment.amount).filter(_SUCCEEDED), 0),
-        )
+        select(*tally_columns(Payment.status, Payment.amount, _SUCCEEDED), Payment.currency)
         .where(*_merchant_s(merchant_id, livemode, since))
         .group_by(Payment.currency)
         .order_by(Payment.currency)

@@ -26,7 +26,6 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import (
-    CTE,
     Boolean,
     DateTime,
     FromClause,
@@ -44,7 +43,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cauri.config import Settings
-from cauri.kit.binds import Binds
+from cauri.kit.binds import Binds, Part
 from cauri.models import WebhookEndpoint
 
 
@@ -109,15 +108,8 @@ class Outcome:
     livemode: bool
 
 
-@dataclass(frozen=True)
-class Counted:
-    """The CTE that counts an attempt's outcome on its endpoint's circuit."""
-
-    circuit: CTE
-    binds: Binds[Outcome]
-
-    def values(self, outcome: Outcome) -> dict[str, Any]:
-        return self.binds.values(outcome)
+# The CTE that counts an attempt's outcome on its endpoint's circuit.
+Counted = Part[Outcome]
 
 
 def counted(attempt: FromClause) -> Counted:
@@ -153,7 +145,7 @@ def counted(attempt: FromClause) -> Counted:
         )
         .cte()
     )
-    return Counted(circuit, binds)
+    return Part(circuit, binds)
 
 
 def outcome(circuit: Circuit, *, succeeded: bool, now: datetime, settings: Settings) -> Outcome:

@@ -399,7 +399,7 @@ _RETRY = select(literal_column("1")).select_from(_ATTEMPT).where(_ATTEMPTED["ret
 _RETRIED = queue.queued(_RETRY)
 # The attempt, the delivery moved on, the breaker's count and the next attempt's job, in one
 # statement guarded by the attempt count read before the call.
-_RECORD = select(_ATTEMPT.c.number).add_cte(_COUNTED.circuit, _RETRIED.job)
+_RECORD = select(_ATTEMPT.c.number).add_cte(_COUNTED.cte, _RETRIED.cte)
 
 
 async def record_attempt(

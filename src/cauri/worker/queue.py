@@ -20,7 +20,6 @@ from sqlalchemy import (
     Text,
     exists,
     func,
-    insert,
     literal_column,
     select,
     text,
@@ -28,7 +27,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.types import TypeEngine
 
-from cauri.kit.binds import Binds
+from cauri.kit.binds import Binds, Part, inserted
 from cauri.models import Job
 from cauri.worker import lanes
 
@@ -50,15 +49,8 @@ class NewJob:
     now: datetime
 
 
-@dataclass(frozen=True)
-class Queued:
-    """The CTE `job` of one new job (returning its id), in another domain's statement."""
-
-    job: CTE
-    binds: Binds[NewJob]
-
-    def values(self, job: NewJob) -> dict[str, Any]:
-        return self.binds.values(job)
+# One new job (its CTE returns the job's id), in another domain's statement.
+Queued = Part[NewJob]
 
 
 def _binds() -> Binds[NewJob]:
@@ -75,20 +67,16 @@ def _binds() -> Binds[NewJob]:
 
 
 def _queued(source: FromClause | None, binds: Binds[NewJob]) -> Queued:
-    row = select(
-        binds["kind"],
-        binds["lane"],
-        binds["group"],
-        binds["payload"],
-        binds["run_at"],
-        binds["max_attempts"],
-        binds["now"],
-    )
-    if source is not None:
-        row = row.select_from(source)
-    columns = ["kind", "lane", "group_key", "payload", "run_at", "max_attempts", "created_at"]
-    job = insert(_JOBS).from_select(columns, row).returning(_JOBS.c.id).cte()
-    return Queued(job, binds)
+    row = {
+        "kind": binds["kind"],
+        "lane": binds["lane"],
+        "group_key": binds["group"],
+        "payload": binds["payload"],
+        "run_at": binds["run_at"],
+        "max_attempts": binds["max_attempts"],
+        "created_at": binds["now"],
+    }
+    return Part(inserted(_JOBS, row, source), binds)
 
 
 def queued(source: FromClause | None) -> Queued:
@@ -113,7 +101,7 @@ def woken_by(job: CTE) -> Subquery:
 
 
 _ENQUEUED = queued(None)
-_ENQUEUE = select(_ENQUEUED.job.c.id, NOTIFY)
+_ENQUEUE = select(_ENQUEUED.cte.c.id, NOTIFY)
 
 # The same, unless a job of that kind with that payload is already queued; callers of one
 # payload take turns (a transaction-scoped advisory lock on it) so that two at once cannot
@@ -136,7 +124,7 @@ _FRESH = (
     .cte()
 )
 _ENQUEUED_ONCE = _queued(_FRESH, _ONCE_BINDS)
-_ENQUEUE_ONCE = select(_ENQUEUED_ONCE.job.c.id, NOTIFY)
+_ENQUEUE_ONCE = select(_ENQUEUED_ONCE.cte.c.id, NOTIFY)
 
 # What a claim does to the jobs it picked: runs them under a lease, or fails those whose
 # lease ran out on their last attempt (they are not rerun).
