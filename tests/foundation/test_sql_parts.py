@@ -57,8 +57,8 @@ def test_every_part_composes_its_parameters_cast() -> None:
         appended.postings,
         debited.appended.postings,
         emitted.job,
-        queued.job,
-        counted.circuit,
+        queued.cte,
+        counted.cte,
     )
     sql = _sql(statement)
     placeholders = re.findall(r"\$\d+(::)?", sql)
