@@ -89,10 +89,10 @@ WITH moved AS (
 ), written AS (
     INSERT INTO ledger_transactions (kind, reference, livemode, created_at)
     SELECT kind, reference, true, at FROM moved ORDER BY at
-    RETURNING id, kind, reference
+    RETURNING id, kind, reference, created_at
 )
-INSERT INTO ledger_postings (transaction_id, account, currency, amount, folded)
-SELECT w.id, line.account, 'XOF', line.amount, line.account = $2::varchar
+INSERT INTO ledger_postings (transaction_id, created_at, account, currency, amount, folded)
+SELECT w.id, w.created_at, line.account, 'XOF', line.amount, line.account = $2::varchar
 FROM written w JOIN moved m ON m.kind = w.kind AND m.reference = w.reference
 CROSS JOIN LATERAL (VALUES
     ($2::varchar, m.amount),

@@ -169,11 +169,11 @@ pay AS (
 tx AS (
   INSERT INTO ledger_transactions (kind, reference, livemode, created_at)
   SELECT 'payment', pay.id::text, pay.livemode, pay.created_at FROM pay
-  RETURNING id
+  RETURNING id, created_at
 ),
 postings AS (
-  INSERT INTO ledger_postings (transaction_id, account, currency, amount, folded)
-  SELECT tx.id, e.account, pay.currency, e.amount, false
+  INSERT INTO ledger_postings (transaction_id, created_at, account, currency, amount, folded)
+  SELECT tx.id, tx.created_at, e.account, pay.currency, e.amount, false
   FROM tx CROSS JOIN pay CROSS JOIN amounts a CROSS JOIN LATERAL (VALUES
     (1, 'operator:' || lower(pay.operator) || ':clearing:' || a.env || ':' || pay.currency,
      -a.debited),
@@ -252,11 +252,11 @@ debit AS (
 tx AS (
   INSERT INTO ledger_transactions (kind, reference, livemode, created_at)
   SELECT 'payout', pyo.reference, false, pyo.created_at FROM pyo, debit WHERE (debit.d).debited
-  RETURNING id
+  RETURNING id, created_at
 ),
 postings AS (
-  INSERT INTO ledger_postings (transaction_id, account, currency, amount, folded)
-  SELECT tx.id, e.account, pyo.currency, e.amount, e.folded
+  INSERT INTO ledger_postings (transaction_id, created_at, account, currency, amount, folded)
+  SELECT tx.id, tx.created_at, e.account, pyo.currency, e.amount, e.folded
   FROM tx CROSS JOIN pyo CROSS JOIN LATERAL (VALUES
     (1, 'merchant:' || pyo.merchant_id || ':available:test:' || pyo.currency,
      -(pyo.amount + pyo.fee_amount), true),

@@ -54,10 +54,10 @@ FROM generate_series(1, $2::int) i,
 WITH t AS (
     INSERT INTO ledger_transactions (kind, reference, livemode, created_at)
     SELECT 'payment', subject_ref, true, created_at FROM operator_operations
-    RETURNING id, reference
+    RETURNING id, reference, created_at
 )
-INSERT INTO ledger_postings (transaction_id, account, currency, amount)
-SELECT t.id, side.account, 'XOF', side.amount
+INSERT INTO ledger_postings (transaction_id, created_at, account, currency, amount)
+SELECT t.id, t.created_at, side.account, 'XOF', side.amount
 FROM t JOIN operator_operations o ON o.subject_ref = t.reference
 CROSS JOIN LATERAL (VALUES
     ('operator:wave_sn:clearing:live:XOF', -(o.request ->> 'amount')::bigint),
@@ -67,10 +67,10 @@ CROSS JOIN LATERAL (VALUES
 WITH t AS (
     INSERT INTO ledger_transactions (kind, reference, livemode, created_at)
     SELECT 'carried', subject_ref, true, created_at FROM operator_operations
-    RETURNING id, reference
+    RETURNING id, reference, created_at
 )
-INSERT INTO ledger_postings (transaction_id, account, currency, amount)
-SELECT t.id, side.account, 'XOF', side.amount
+INSERT INTO ledger_postings (transaction_id, created_at, account, currency, amount)
+SELECT t.id, t.created_at, side.account, 'XOF', side.amount
 FROM t JOIN operator_operations o ON o.subject_ref = t.reference
 CROSS JOIN LATERAL (VALUES
     ('connector:' || o.connector || ':wallet:live:XOF', -(o.request ->> 'amount')::bigint),

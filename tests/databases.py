@@ -10,10 +10,13 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 import asyncpg
+from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 
+from cauri.history import partitions
 from cauri.kit import embedded_pg, migrate
 from cauri.kit.db import as_asyncpg
 
@@ -21,6 +24,16 @@ from cauri.kit.db import as_asyncpg
 def _with_database(url: str, name: str) -> str:
     head, _, query = url.partition("?")
     return f"{head.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
+
+
+async def _months_ahead(url: str) -> None:
+    """What `cauri migrate` does after the migrations: this month's partitions and the next."""
+    engine = create_async_engine(url)
+    try:
+        async with AsyncSession(engine) as session, session.begin():
+            await partitions.ensure_ahead(session, datetime.now(UTC))
+    finally:
+        await engine.dispose()
 
 
 @asynccontextmanager
@@ -39,6 +52,7 @@ async def fresh_database(prefix: str) -> AsyncIterator[str]:
     url = _with_database(server, name)
     try:
         await migrate.upgrade_async(url)
+        await _months_ahead(url)
         yield url
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -9,6 +9,7 @@ from typing import Any
 from cauri import wiring
 from cauri.calls.tasks import JOBS as CALL_JOBS
 from cauri.checkout.tasks import JOBS as CHECKOUT_JOBS
+from cauri.history import tasks as history
 from cauri.payments.tasks import JOBS as PAYMENT_JOBS
 from cauri.payout_batches.tasks import JOBS as PAYOUT_BATCH_JOBS
 from cauri.payouts.tasks import JOBS as PAYOUT_JOBS
@@ -22,6 +23,7 @@ from cauri.worker.jobs import Handler, Job
 ALL: tuple[Job[Any], ...] = (
     *CALL_JOBS,
     *CHECKOUT_JOBS,
+    *history.JOBS,
     *PAYMENT_JOBS,
     *PAYOUT_JOBS,
     *PAYOUT_BATCH_JOBS,
@@ -43,5 +45,6 @@ def handlers(extra: Iterable[Job[Any]] = ()) -> Mapping[str, Handler]:
 
 async def started(runtime: Runtime) -> None:
     """What a worker does as it starts: the jobs that run on a schedule of their own (the
-    daily reconciliation) are queued if none is."""
+    daily reconciliation, the history's months ahead) are queued if none is."""
     await reconciliation.keep_scheduled(runtime)
+    await history.keep_scheduled(runtime)

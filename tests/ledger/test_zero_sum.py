@@ -39,9 +39,9 @@ _TRANSACTION = text(
 # Operators' clearing accounts: external, so that a committed transaction may leave any of
 # them negative (the reconciliation every test ends with).
 _POSTINGS = text(
-    "INSERT INTO ledger_postings (transaction_id, account, currency, amount) "
-    "SELECT :transaction, 'operator:op' || p.i || ':clearing:test:' || p.currency, "
-    "p.currency, p.amount "
+    "INSERT INTO ledger_postings (transaction_id, created_at, account, currency, amount) "
+    "SELECT :transaction, (SELECT created_at FROM ledger_transactions WHERE id = :transaction), "
+    "'operator:op' || p.i || ':clearing:test:' || p.currency, p.currency, p.amount "
     "FROM unnest(CAST(:currencies AS text[]), CAST(:amounts AS bigint[])) "
     "WITH ORDINALITY AS p(currency, amount, i)"
 )

@@ -25,9 +25,9 @@ FEES_ACCOUNT = "platform:fees:test:XOF"
 _MANY_FEES = text(
     "WITH tx AS (INSERT INTO ledger_transactions (kind, reference, livemode, created_at) "
     "  SELECT 'payment', 'other-' || n, false, now() FROM generate_series(1, :count) AS n "
-    "  RETURNING id) "
-    "INSERT INTO ledger_postings (transaction_id, account, currency, amount, folded) "
-    "SELECT tx.id, side.account, 'XOF', side.amount, false FROM tx, "
+    "  RETURNING id, created_at) "
+    "INSERT INTO ledger_postings (transaction_id, created_at, account, currency, amount, folded) "
+    "SELECT tx.id, tx.created_at, side.account, 'XOF', side.amount, false FROM tx, "
     "(VALUES ('operator:mtn:clearing:test:XOF', -5), (:fees, 5)) AS side(account, amount)"
 )
 

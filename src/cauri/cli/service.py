@@ -14,6 +14,7 @@ from cauri.audit.actor import Actor
 from cauri.cli import database
 from cauri.cli.common import adopted_development_key, in_transaction, resolved_url, use_setting
 from cauri.config import Settings, get_settings
+from cauri.history import partitions
 from cauri.kit import collector, development_key
 from cauri.kit import migrate as migrations
 from cauri.kit.logging import configure as configure_logging
@@ -28,8 +29,23 @@ if TYPE_CHECKING:
 def migrate() -> None:
     """Brings the database schema up to date (alembic upgrade head)."""
     migrations.upgrade(resolved_url())
+    _create_months_ahead()
     _seal_webhook_secrets_in_clear()
     typer.echo("database is up to date")
+
+
+def _create_months_ahead() -> None:
+    """The history tables' partitions of this month and the next ones (the worker's daily
+    run keeps them ahead afterwards)."""
+
+    async def work(session: AsyncSession, runtime: Runtime) -> partitions.Ahead:
+        return await partitions.ensure_ahead(session, runtime.clock.now())
+
+    ahead = in_transaction(work)
+    if ahead.created:
+        typer.echo(f"{len(ahead.created)} monthly partition(s) created")
+    for table, month in ahead.held_in_default:
+        typer.echo(f"{table}: rows of {month} are in its default partition (docs/SCALING.md)")
 
 
 def _seal_webhook_secrets_in_clear() -> None:
@@ -95,6 +111,7 @@ def serve(
     if is_loopback(host) and settings.public_url is None:
         _on_a_developers_machine(settings, base)
     migrations.upgrade(resolved_url())
+    _create_months_ahead()
     _seal_webhook_secrets_in_clear()
     structlog.get_logger("cauri.serve").info(
         "serve.starting", database=database.where(settings), docs=f"{base.rstrip('/')}/api/v1/docs"

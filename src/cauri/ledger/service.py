@@ -126,7 +126,7 @@ def appended(source: FromClause | None) -> Appended:
     transaction = (
         insert(_TRANSACTIONS)
         .from_select(["kind", "reference", "livemode", "created_at"], row)
-        .returning(_TRANSACTIONS.c.id)
+        .returning(_TRANSACTIONS.c.id, _TRANSACTIONS.c.created_at)
         .cte()
     )
     columns = ("account", "currency", "amount", "folded")
@@ -138,10 +138,11 @@ def appended(source: FromClause | None) -> Appended:
     postings = (
         insert(_POSTINGS)
         .from_select(
-            ["transaction_id", *columns],
-            select(transaction.c.id, *(p.c[column] for column in columns)).join_from(
-                transaction, p, true()
-            ),
+            # At the transaction's instant: its postings are in its month's partition.
+            ["transaction_id", "created_at", *columns],
+            select(
+                transaction.c.id, transaction.c.created_at, *(p.c[column] for column in columns)
+            ).join_from(transaction, p, true()),
         )
         .returning(_POSTINGS.c.transaction_id)
         .cte()

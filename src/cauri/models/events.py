@@ -16,6 +16,9 @@ class Event(Base):
 
     __tablename__ = "events"
     __table_args__ = (Index("ix_events_list", "merchant_id", "livemode", "created_at"),)
+    # Partitioned by month (migration 0041): the table's key holds its partition key, the
+    # ORM's identity is the id alone.
+    __mapper_args__ = {"primary_key": ["id"]}  # noqa: RUF012 (SQLAlchemy's declaration)
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
     merchant_id: Mapped[str] = mapped_column(ForeignKey("merchants.id"))
@@ -25,7 +28,7 @@ class Event(Base):
     # Where this event is delivered instead of the environment's endpoint (a payment's
     # callback_url), if anywhere.
     callback_url: Mapped[str | None]
-    created_at: Mapped[datetime]
+    created_at: Mapped[datetime] = mapped_column(primary_key=True)
 
 
 class WebhookEndpoint(Base):

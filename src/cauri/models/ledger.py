@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, String, text
+from sqlalchemy import BigInteger, Boolean, ForeignKeyConstraint, Index, String, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from cauri.models.base import Base
@@ -32,6 +32,8 @@ class LedgerTransaction(Base):
     __table_args__ = (
         Index("ix_ledger_transactions_reference", "reference"),
         Index("ix_ledger_transactions_created_at", "created_at", postgresql_include=["id"]),
+        # What the postings' foreign key names (their partition key is the instant).
+        Index("uq_ledger_transactions_id_created_at", "id", "created_at", unique=True),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
@@ -64,12 +66,21 @@ class LedgerPosting(Base):
             postgresql_where=text("account LIKE 'merchant:%:receivable:%'"),
         ),
         Index("ix_ledger_postings_transaction", "transaction_id"),
+        # The transaction's instant: its postings are in its month's partition.
+        ForeignKeyConstraint(
+            ["transaction_id", "created_at"],
+            ["ledger_transactions.id", "ledger_transactions.created_at"],
+        ),
     )
+    # Partitioned by month (migration 0041): the table's key holds its partition key, the
+    # ORM's identity is the id alone.
+    __mapper_args__ = {"primary_key": ["id"]}  # noqa: RUF012 (SQLAlchemy's declaration)
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
-    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
+    transaction_id: Mapped[int] = mapped_column(BigInteger)
     # The account code, not a foreign key: credits must not need the account row to exist.
     account: Mapped[str]
     currency: Mapped[str]
     amount: Mapped[int] = mapped_column(BigInteger)
     folded: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    created_at: Mapped[datetime] = mapped_column(primary_key=True)

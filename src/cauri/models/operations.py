@@ -78,6 +78,9 @@ class OperatorExchange(Base):
         # The recent exchanges of a connector: its routes' availability (cauri.calls).
         Index("ix_operator_exchanges_connector_created", "connector", "created_at"),
     )
+    # Partitioned by month (migration 0041): the table's key holds its partition key, the
+    # ORM's identity is the id alone.
+    __mapper_args__ = {"primary_key": ["id"]}  # noqa: RUF012 (SQLAlchemy's declaration)
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
     operation_id: Mapped[uuid.UUID | None] = mapped_column(
@@ -92,4 +95,4 @@ class OperatorExchange(Base):
     response_body: Mapped[str | None]
     duration_ms: Mapped[int] = mapped_column(Integer)
     error: Mapped[str | None]
-    created_at: Mapped[datetime]
+    created_at: Mapped[datetime] = mapped_column(primary_key=True)

@@ -10,14 +10,13 @@ from __future__ import annotations
 from datetime import date, datetime, time, timedelta
 
 import structlog
-from sqlalchemy import exists, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cauri.audit.actor import Actor
 from cauri.kit.db import unit_of_work
 from cauri.kit.errors import Conflict
 from cauri.models import ConnectorAccount
-from cauri.models import Job as JobRow
 from cauri.reconciliation import jobs, sources
 from cauri.reconciliation.days import Days
 from cauri.reconciliation.runs import reconcile_day
@@ -73,14 +72,7 @@ async def keep_scheduled(runtime: Runtime) -> None:
     days = Days(runtime.settings.zone)
     yesterday = days.of(now) - timedelta(days=1)
     async with unit_of_work(runtime.sessionmaker) as session:
-        queued = await session.scalar(
-            select(
-                exists().where(
-                    JobRow.kind == jobs.DAILY.name, JobRow.status.in_(("queued", "running"))
-                )
-            )
-        )
-        if not queued:
+        if not await jobs.DAILY.pending(session):
             await _queue(session, yesterday, now, days)
 
 

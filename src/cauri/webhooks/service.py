@@ -375,15 +375,24 @@ _UPDATED = (
         next_attempt_at=_ATTEMPTED["next_at"],
         delivered_at=func.coalesce(_ATTEMPTED["delivered_at"], _DELIVERIES.c.delivered_at),
     )
-    .returning(_DELIVERIES.c.id, _DELIVERIES.c.attempts)
+    .returning(_DELIVERIES.c.id, _DELIVERIES.c.attempts, _DELIVERIES.c.created_at)
     .cte()
 )
 _ATTEMPT = (
     insert(_ATTEMPTS)
     .from_select(
-        ["delivery_id", "number", "started_at", "duration_ms", "response_code", "error"],
+        [
+            "delivery_id",
+            "delivery_created_at",
+            "number",
+            "started_at",
+            "duration_ms",
+            "response_code",
+            "error",
+        ],
         select(
             _UPDATED.c.id,
+            _UPDATED.c.created_at,
             _UPDATED.c.attempts,
             _ATTEMPTED["started_at"],
             _ATTEMPTED["duration_ms"],

@@ -11,13 +11,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
+from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.models import Job as JobRow
 from cauri.runtime import Runtime
 from cauri.worker import queue
 from cauri.worker.lanes import Family
 
 P = TypeVar("P")
+PENDING = ("queued", "running")
 
 # What the worker runs: a job's payload as stored (JSON).
 Handler = Callable[[AsyncSession, Runtime, dict[str, Any]], Awaitable[None]]
@@ -64,6 +67,14 @@ class JobKind(Generic[P]):
             now=now,
             delay=delay,
         )
+
+    async def pending(self, session: AsyncSession) -> bool:
+        """Whether a job of this kind is queued or running: a chain of scheduled runs (one
+        queues the next) is started only when none is."""
+        found = await session.scalar(
+            select(exists().where(JobRow.kind == self.name, JobRow.status.in_(PENDING)))
+        )
+        return bool(found)
 
     def values(
         self,

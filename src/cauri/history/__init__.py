@@ -1,0 +1,1 @@
+"""The history tables over the years: their monthly partitions (migration 0041)."""

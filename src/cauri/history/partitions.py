@@ -1,0 +1,139 @@
+"""The history tables' months (migration 0041): each table is partitioned by month of one
+instant column, and the months from the current one to MONTHS_AHEAD after it are created in
+advance, by `cauri migrate` and then a daily job (cauri.history.tasks), so that a row is
+written in its month's partition. Months are UTC months.
+
+A month is created as a table of its own, then attached: attaching locks the partitioned
+table only against other changes of its partitions, not against writes (creating a partition
+in place would stop every write while it waits for the running ones). A row of a month that
+had no partition yet is in the `_default` partition: that month is then left for a person
+(its rows are moved by hand, `docs/SCALING.md`) and reported, never failed on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+# Each partitioned table and the instant it is partitioned by.
+PARTITIONED: dict[str, str] = {
+    "events": "created_at",
+    "webhook_deliveries": "created_at",
+    "webhook_attempts": "delivery_created_at",
+    "operator_exchanges": "created_at",
+    "ledger_postings": "created_at",
+}
+MONTHS_AHEAD = 3
+# A partition attached waits this long at most for the table's lock, then the next day's
+# run tries again (the months ahead leave room for it).
+LOCK_TIMEOUT = "2s"
+
+
+@dataclass(frozen=True, order=True)
+class Month:
+    year: int
+    month: int
+
+    @classmethod
+    def of(cls, instant: datetime) -> Month:
+        utc = instant.astimezone(UTC)
+        return cls(utc.year, utc.month)
+
+    @classmethod
+    def parse(cls, value: str) -> Month:
+        """`YYYY-MM`; ValueError otherwise."""
+        start = datetime.strptime(value, "%Y-%m")
+        return cls(start.year, start.month)
+
+    @property
+    def start(self) -> datetime:
+        return datetime(self.year, self.month, 1, tzinfo=UTC)
+
+    def plus(self, months: int) -> Month:
+        index = self.year * 12 + self.month - 1 + months
+        return Month(index // 12, index % 12 + 1)
+
+    def partition_of(self, table: str) -> str:
+        return f"{table}_{self.year:04d}_{self.month:02d}"
+
+    def __str__(self) -> str:
+        return f"{self.year:04d}-{self.month:02d}"
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """What `ensure_ahead` did: the partitions it attached, and the months it left because
+    rows of theirs are in a table's default partition (table, month)."""
+
+    created: list[str]
+    held_in_default: list[tuple[str, Month]]
+
+
+# The upper bound of each range partition of a table (the legacy one's, the months').
+_UPPER_BOUNDS = text(
+    "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i "
+    "JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = CAST(:table AS regclass)"
+)
+
+
+async def _covered(session: AsyncSession, table: str) -> tuple[datetime | None, set[str]]:
+    """The end of the legacy partition's range, and the names of the table's partitions."""
+    legacy_end: datetime | None = None
+    names: set[str] = set()
+    for name, bound in await session.execute(_UPPER_BOUNDS, {"table": table}):
+        names.add(name)
+        if name == f"{table}_legacy":
+            # FOR VALUES FROM (MINVALUE) TO ('2026-11-01 00:00:00+00')
+            end = bound.rsplit("TO ('", 1)[1].rstrip("')")
+            legacy_end = datetime.fromisoformat(end)
+    return legacy_end, names
+
+
+async def ensure_ahead(session: AsyncSession, now: datetime, months: int = MONTHS_AHEAD) -> Ahead:
+    """Every table's partitions of `now`'s month and the `months` after it (those before
+    the legacy partition's end excepted). The caller commits."""
+    ahead = Ahead([], [])
+    await session.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
+    # Two processes starting at once (`cauri serve`'s, a worker's) create each month once.
+    await session.execute(
+        text("SELECT pg_advisory_xact_lock(hashtextextended(:name, 0))"),
+        {"name": "cauri.history.partitions"},
+    )
+    for table, key in PARTITIONED.items():
+        legacy_end, names = await _covered(session, table)
+        for month in (Month.of(now).plus(n) for n in range(months + 1)):
+            if month.partition_of(table) in names:
+                continue
+            if legacy_end is not None and month.start < legacy_end:
+                continue
+            if await _held_in_default(session, table, key, month):
+                ahead.held_in_default.append((table, month))
+            else:
+                ahead.created.append(await _attach(session, table, month))
+    return ahead
+
+
+async def _held_in_default(session: AsyncSession, table: str, key: str, month: Month) -> bool:
+    held = await session.scalar(
+        text(
+            f'SELECT EXISTS (SELECT FROM "{table}_default" '  # noqa: S608 (our own names)
+            f'WHERE "{key}" >= :start AND "{key}" < :end)'
+        ),
+        {"start": month.start, "end": month.plus(1).start},
+    )
+    return bool(held)
+
+
+async def _attach(session: AsyncSession, table: str, month: Month) -> str:
+    name = month.partition_of(table)
+    start, end = month.start.isoformat(), month.plus(1).start.isoformat()
+    await session.execute(text(f'CREATE TABLE "{name}" (LIKE "{table}" INCLUDING DEFAULTS)'))
+    await session.execute(
+        text(
+            f'ALTER TABLE "{table}" ATTACH PARTITION "{name}" '
+            f"FOR VALUES FROM ('{start}') TO ('{end}')"
+        )
+    )
+    return name

@@ -1,0 +1,3 @@
+from tests.webhooks.conftest import receiver
+
+__all__ = ["receiver"]
