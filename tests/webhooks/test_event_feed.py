@@ -139,9 +139,9 @@ async def test_the_process_poller_wakes_the_readers_of_an_account_with_new_event
 async def test_a_read_of_the_feed_takes_its_index_not_the_accounts_whole_history(
     runtime: Runtime,
 ) -> None:
-    """The partial index on test events (migration 0036), in each partition, is used only when the query says
-    what its predicate says: `events.livemode IS false` took every test event of the account
-    through the list's index instead."""
+    """The partial index on test events (migration 0036), in each partition, is used only
+    when the query says what its predicate says: `events.livemode IS false` took every test
+    event of the account through the list's index instead."""
     parameters = page_parameters("mer_x", Cursor(1, uuid.UUID(int=0)))
     async with runtime.engine.connect() as connection:
         # On a near-empty table any plan costs nothing: steer away from scanning and sorting,
