@@ -86,6 +86,11 @@ class Settings(BaseSettings):
     # The platform's days (an IANA name): the days finance reconciles and the daily run's
     # hour are in it. West Africa's is UTC; Congo-Brazzaville's `Africa/Brazzaville`, UTC+1.
     time_zone: str = "UTC"
+    # `cauri archive`: the history kept in the database, in months (a month leaves once it
+    # is this far behind the current one), and where pg_dump and pg_restore are (unset: the
+    # embedded PostgreSQL's, which dump any server up to their own version).
+    history_retention_months: int = Field(default=12, ge=1)
+    pg_programs: Path | None = None
 
     @field_validator("webhook_retry_delays", "operator_poll_delays")
     @classmethod

@@ -14,10 +14,11 @@ import httpx
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cauri.balance.transactions import Month, statement
+from cauri.balance.transactions import statement
 from cauri.kit.clock import ManualClock
 from cauri.kit.db import unit_of_work
 from cauri.kit.money import format_amount
+from cauri.kit.months import Month
 from cauri.merchants.service import merchants
 from cauri.runtime import Runtime
 from tests.console.builders import ConsoleClient, make_member

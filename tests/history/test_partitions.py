@@ -13,10 +13,12 @@ import pytest
 from sqlalchemy import exc, text
 
 from cauri.history import partitions
-from cauri.history.partitions import PARTITIONED, Month
+from cauri.history.partitions import PARTITIONED
 from cauri.history.tasks import keep_scheduled
 from cauri.kit.clock import ManualClock
 from cauri.kit.db import unit_of_work
+from cauri.kit.months import Month
+from cauri.kit.partitions import monthly
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.support import make_merchant, scalar
@@ -53,7 +55,7 @@ def test_months_follow_each_other_across_years() -> None:
     assert Month(2027, 1).plus(-1) == Month(2026, 12)
     assert Month.parse("2027-01").start == datetime(2027, 1, 1, tzinfo=UTC)
     assert Month.of(datetime(2026, 12, 31, 23, 30, tzinfo=UTC)) == Month(2026, 12)
-    assert Month(2026, 12).partition_of("events") == "events_2026_12"
+    assert monthly("events", Month(2026, 12)) == "events_2026_12"
     assert str(Month(2027, 3)) == "2027-03"
 
 
@@ -64,7 +66,7 @@ async def test_each_history_table_has_this_month_and_the_next_ones(runtime: Runt
         found = await _partitions(runtime, table)
         assert {f"{table}_legacy", f"{table}_default"} <= found, found
         for n in range(partitions.MONTHS_AHEAD + 1):
-            assert Month.of(now).plus(n).partition_of(table) in found, (table, found)
+            assert monthly(table, Month.of(now).plus(n)) in found, (table, found)
 
 
 async def test_a_payment_and_its_webhook_are_written_in_their_months_partitions(
@@ -79,7 +81,7 @@ async def test_a_payment_and_its_webhook_are_written_in_their_months_partitions(
     await worker.drain()
     assert await scalar(runtime, "SELECT status FROM webhook_deliveries") == "success"
     for table in ("events", "webhook_deliveries", "webhook_attempts", "ledger_postings"):
-        assert await _where(runtime, table) == {month.partition_of(table)}, table
+        assert await _where(runtime, table) == {monthly(table, month)}, table
     # Read back whole through the partitioned tables: the API's payment and its event.
     response = await client.get(f"/api/v1/payments/{paid['reference']}", headers=merchant.headers())
     assert response.status_code == 200
@@ -102,9 +104,9 @@ async def test_a_row_of_a_month_without_partition_is_kept_and_its_month_left_for
     ahead = await _ensure(runtime, clock.now())
     assert ("ledger_postings", late) in ahead.held_in_default
     assert ("events", late) in ahead.held_in_default
-    assert late.partition_of("ledger_postings") not in await _partitions(runtime, "ledger_postings")
+    assert monthly("ledger_postings", late) not in await _partitions(runtime, "ledger_postings")
     # The months after it, which hold nothing yet, are created.
-    assert late.plus(1).partition_of("ledger_postings") in ahead.created
+    assert monthly("ledger_postings", late.plus(1)) in ahead.created
 
 
 async def test_months_are_created_once_when_processes_start_together(runtime: Runtime) -> None:
@@ -122,7 +124,7 @@ async def test_the_worker_keeps_the_months_ahead(runtime: Runtime, worker: Worke
     # Noon, 200 days on: the day's run (due at RUN_AT, 01:00) is due.
     noon = datetime.combine(clock.now().date() + timedelta(days=200), time(12), tzinfo=UTC)
     clock.advance((noon - clock.now()).total_seconds())
-    wanted = Month.of(clock.now()).plus(partitions.MONTHS_AHEAD).partition_of("events")
+    wanted = monthly("events", Month.of(clock.now()).plus(partitions.MONTHS_AHEAD))
     assert wanted not in await _partitions(runtime, "events")
     await keep_scheduled(runtime)
     await worker.drain()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Row, Select, and_, case, cast, exists, func, select
@@ -25,9 +25,10 @@ from sqlalchemy.orm import aliased
 
 from cauri.kit.errors import InvalidRequest
 from cauri.kit.money import Currency
+from cauri.kit.months import Month
 from cauri.kit.pagination import Page
 from cauri.kit.period import Period
-from cauri.ledger import accounts
+from cauri.ledger import accounts, periods
 from cauri.ledger import service as ledger_service
 from cauri.ledger.accounts import Account
 from cauri.ledger.movements import Movement
@@ -43,44 +44,6 @@ class Line:
     net: int
     currency: str
     created_at: datetime
-
-
-_FIRST_YEAR, _LAST_YEAR = 1970, 9998
-
-
-@dataclass(frozen=True)
-class Month:
-    """A calendar month in UTC: `[start, end)`."""
-
-    start: datetime
-    end: datetime
-
-    @classmethod
-    def parse(cls, text: str, field: str = "month") -> Month:
-        """`2026-11`, from 1970 to 9998 (a month and its neighbours are dates); refused (422
-        on `field`) otherwise."""
-        try:
-            start = datetime.strptime(text, "%Y-%m").replace(tzinfo=UTC)
-        except ValueError:
-            start = None
-        if start is None or not _FIRST_YEAR <= start.year <= _LAST_YEAR:
-            raise InvalidRequest.field(field, f"Mois invalide : {text} (AAAA-MM).")
-        return cls(start, _month_after(start, 1))
-
-    @classmethod
-    def of(cls, moment: datetime) -> Month:
-        start = moment.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-        return cls(start, _month_after(start, 1))
-
-    @property
-    def name(self) -> str:
-        return self.start.strftime("%Y-%m")
-
-    def previous(self) -> Month:
-        return Month(_month_after(self.start, -1), self.start)
-
-    def next(self) -> Month:
-        return Month(self.end, _month_after(self.end, 1))
 
 
 @dataclass(frozen=True)
@@ -110,12 +73,6 @@ class Statement:
     @property
     def closing(self) -> int:
         return self.opening + sum(total.net for total in self.totals)
-
-
-def _month_after(start: datetime, months: int) -> datetime:
-    """The first of the month `months` after the month of `start` (which is a first)."""
-    year, index = divmod(start.year * 12 + start.month - 1 + months, 12)
-    return start.replace(year=year, month=index + 1)
 
 
 # type, source, net, fee, currency, created_at
@@ -202,7 +159,7 @@ async def _opening(session: AsyncSession, own: Account, month: Month, span: _Spa
     )
     if span is None:
         before = posted.join(LedgerTransaction).where(LedgerTransaction.created_at < month.start)
-        return int(await session.scalar(before) or 0)
+        return int(await session.scalar(before) or 0) + await periods.carried(session, own.code)
     early = posted.join(LedgerTransaction).where(
         LedgerPosting.transaction_id.between(span.first, span.last),
         LedgerTransaction.created_at < month.start,
@@ -211,10 +168,21 @@ async def _opening(session: AsyncSession, own: Account, month: Month, span: _Spa
     return below + int(await session.scalar(early) or 0)
 
 
+async def _not_archived(session: AsyncSession, month: Month) -> None:
+    """A month whose postings left the database (`cauri archive`) has no statement here:
+    its lines are in the archive's dumps."""
+    archived = await periods.archived_through(session)
+    if archived is not None and month <= archived:
+        raise InvalidRequest.field(
+            "month", f"{month} est archivé : son relevé n'est plus tenu ici."
+        )
+
+
 async def statement(
     session: AsyncSession, merchant_id: str, livemode: bool, currency: str, month: Month
 ) -> Statement:
     """The month's opening balance and its lines added up by type."""
+    await _not_archived(session, month)
     own = accounts.merchant_available(merchant_id, livemode, currency)
     span = await _span(session, month)
     opening = await _opening(session, own, month, span)
@@ -243,6 +211,7 @@ async def stream(
 ) -> AsyncIterator[Line]:
     """The month's lines in the order the ledger wrote them (the first `most`), read as they
     are sent."""
+    await _not_archived(session, month)
     span = await _span(session, month)
     if span is None:
         return

@@ -94,6 +94,14 @@ _COMMANDS = (
             "Live money actions waiting for a second person's approval.",
         ),
     ),
+    (
+        "archive",
+        Entry(
+            "cauri.cli.history",
+            "archive",
+            "Archives the history before a month: dumped, checked, then dropped.",
+        ),
+    ),
     ("secrets", Entry("cauri.cli.secrets", "secrets_cli", "Secrets at rest (CAURI_SECRET_KEY).")),
     (
         "payouts",

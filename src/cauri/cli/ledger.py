@@ -1,14 +1,15 @@
-"""`cauri ledger balances` and `cauri ledger check`: every account's balance, and the
-reconciliation check, run, recorded and printed (exit 1 when the ledger does not reconcile)."""
+"""`cauri ledger balances`, `cauri ledger check` and `cauri ledger close`: every account's
+balance; the reconciliation check, run, recorded and printed (exit 1 when the ledger does not
+reconcile); the period close (cauri.ledger.periods)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from cauri.audit.actor import Actor
-from cauri.cli.common import in_transaction
+from cauri.cli.common import in_transaction, with_runtime
 from cauri.cli.output import JsonFlag, echo_json, echo_table
 from cauri.kit.money import to_major
 from cauri.models import Reconciliation
@@ -101,3 +102,30 @@ def ledger_check(as_json: JsonFlag = False) -> None:
             )
     if not result["passed"]:
         raise typer.Exit(1)
+
+
+@ledger_cli.command("close")
+def ledger_close(
+    through: Annotated[str, typer.Option("--through", help="The last month closed, YYYY-MM.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Closes the ledger's months up to --through (each once it has been over a day): their
+    postings refuse back-dated writes and are folded into account heads, and what each
+    account carries forward is recorded, so that `cauri archive` may take them."""
+    from cauri.cli.history import parse_month
+
+    month = parse_month(through, "--through")
+
+    async def work(runtime: Runtime) -> dict[str, Any]:
+        closed = await actions.close_ledger(runtime, Actor.cli(), month)
+        return {"closed": [str(m) for m in closed.months], "accounts_folded": closed.folded}
+
+    result = with_runtime(work)
+    if as_json:
+        echo_json(result)
+    elif not result["closed"]:
+        typer.echo(f"the ledger is closed through {month} already")
+    else:
+        typer.echo(
+            f"closed {', '.join(result['closed'])} ({result['accounts_folded']} account(s) folded)"
+        )

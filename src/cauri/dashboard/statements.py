@@ -12,13 +12,14 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.balance.transactions import Line, Month, statement, stream
+from cauri.balance.transactions import Line, statement, stream
 from cauri.dashboard.acting import record_export
 from cauri.dashboard.auth import SignedIn, require
 from cauri.dashboard.rendering import DashboardRoute, render
 from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import CauriError
 from cauri.kit.money import decimal_text
+from cauri.kit.months import Month
 from cauri.merchants.service import merchants
 from cauri.runtime import Runtime
 from cauri.signin.downloads import csv_file

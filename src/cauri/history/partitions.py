@@ -12,10 +12,13 @@ had no partition yet is in the `_default` partition: that month is then left for
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
+
+from cauri.kit.months import Month
+from cauri.kit.partitions import monthly, partitions
 
 # Each partitioned table and the instant it is partitioned by.
 PARTITIONED: dict[str, str] = {
@@ -31,37 +34,6 @@ MONTHS_AHEAD = 3
 LOCK_TIMEOUT = "2s"
 
 
-@dataclass(frozen=True, order=True)
-class Month:
-    year: int
-    month: int
-
-    @classmethod
-    def of(cls, instant: datetime) -> Month:
-        utc = instant.astimezone(UTC)
-        return cls(utc.year, utc.month)
-
-    @classmethod
-    def parse(cls, value: str) -> Month:
-        """`YYYY-MM`; ValueError otherwise."""
-        start = datetime.strptime(value, "%Y-%m")
-        return cls(start.year, start.month)
-
-    @property
-    def start(self) -> datetime:
-        return datetime(self.year, self.month, 1, tzinfo=UTC)
-
-    def plus(self, months: int) -> Month:
-        index = self.year * 12 + self.month - 1 + months
-        return Month(index // 12, index % 12 + 1)
-
-    def partition_of(self, table: str) -> str:
-        return f"{table}_{self.year:04d}_{self.month:02d}"
-
-    def __str__(self) -> str:
-        return f"{self.year:04d}-{self.month:02d}"
-
-
 @dataclass(frozen=True)
 class Ahead:
     """What `ensure_ahead` did: the partitions it attached, and the months it left because
@@ -69,26 +41,6 @@ class Ahead:
 
     created: list[str]
     held_in_default: list[tuple[str, Month]]
-
-
-# The upper bound of each range partition of a table (the legacy one's, the months').
-_UPPER_BOUNDS = text(
-    "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i "
-    "JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = CAST(:table AS regclass)"
-)
-
-
-async def _covered(session: AsyncSession, table: str) -> tuple[datetime | None, set[str]]:
-    """The end of the legacy partition's range, and the names of the table's partitions."""
-    legacy_end: datetime | None = None
-    names: set[str] = set()
-    for name, bound in await session.execute(_UPPER_BOUNDS, {"table": table}):
-        names.add(name)
-        if name == f"{table}_legacy":
-            # FOR VALUES FROM (MINVALUE) TO ('2026-11-01 00:00:00+00')
-            end = bound.rsplit("TO ('", 1)[1].rstrip("')")
-            legacy_end = datetime.fromisoformat(end)
-    return legacy_end, names
 
 
 async def ensure_ahead(session: AsyncSession, now: datetime, months: int = MONTHS_AHEAD) -> Ahead:
@@ -102,9 +54,11 @@ async def ensure_ahead(session: AsyncSession, now: datetime, months: int = MONTH
         {"name": "cauri.history.partitions"},
     )
     for table, key in PARTITIONED.items():
-        legacy_end, names = await _covered(session, table)
+        existing = await partitions(session, table)
+        names = {partition.name for partition in existing}
+        legacy_end = next((p.end for p in existing if p.name == f"{table}_legacy"), None)
         for month in (Month.of(now).plus(n) for n in range(months + 1)):
-            if month.partition_of(table) in names:
+            if monthly(table, month) in names:
                 continue
             if legacy_end is not None and month.start < legacy_end:
                 continue
@@ -121,14 +75,14 @@ async def _held_in_default(session: AsyncSession, table: str, key: str, month: M
             f'SELECT EXISTS (SELECT FROM "{table}_default" '  # noqa: S608 (our own names)
             f'WHERE "{key}" >= :start AND "{key}" < :end)'
         ),
-        {"start": month.start, "end": month.plus(1).start},
+        {"start": month.start, "end": month.end},
     )
     return bool(held)
 
 
 async def _attach(session: AsyncSession, table: str, month: Month) -> str:
-    name = month.partition_of(table)
-    start, end = month.start.isoformat(), month.plus(1).start.isoformat()
+    name = monthly(table, month)
+    start, end = month.start.isoformat(), month.end.isoformat()
     await session.execute(text(f'CREATE TABLE "{name}" (LIKE "{table}" INCLUDING DEFAULTS)'))
     await session.execute(
         text(

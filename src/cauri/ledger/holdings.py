@@ -68,7 +68,9 @@ class Receivable:
 
 
 _RECEIVABLES = text(
-    "SELECT account, currency, -sum(amount) FROM ledger_postings "
+    "SELECT account, currency, -sum(amount) FROM ("
+    "  SELECT account, currency, amount FROM ledger_postings "
+    "  UNION ALL SELECT account, currency, amount FROM ledger_archived) AS every "
     "WHERE account LIKE 'merchant:%:receivable:%' "
     "GROUP BY account, currency HAVING sum(amount) <> 0 ORDER BY account"
 )

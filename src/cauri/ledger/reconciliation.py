@@ -5,6 +5,7 @@ aggregate per statement, whatever their number; no row is fetched but the discre
 - `unbalanced`: every transaction's postings sum to zero in each currency;
 - `stale_head`: a guarded account's head (`ledger_accounts.balance`, what debits fold into)
   holds the sum of its folded postings (its credits not folded yet are outside it by design);
+  the postings of archived months count by what they carried forward (`ledger_archived`);
 - `negative`: no account but an external one (operator clearing and wallets, top-up
   sources, the platform's bank, what merchants owe, which mirror money outside Cauri) or an
   expense is below zero: merchants' balances, plans' escrows, platform revenue.
@@ -38,14 +39,18 @@ _CHECKS: dict[str, TextClause] = {
         "ORDER BY transaction_id, currency LIMIT :limit"
     ),
     STALE_HEAD: text(
-        "WITH folded AS (SELECT account, sum(amount) AS total FROM ledger_postings "
-        "  WHERE folded GROUP BY account) "
+        "WITH folded AS (SELECT account, sum(amount) AS total FROM ("
+        "  SELECT account, amount FROM ledger_postings WHERE folded "
+        "  UNION ALL SELECT account, amount FROM ledger_archived"
+        ") AS every GROUP BY account) "
         "SELECT count(*) OVER (), a.code, a.currency, a.balance, coalesce(f.total, 0) "
         "FROM ledger_accounts a LEFT JOIN folded f ON f.account = a.code "
         "WHERE a.balance <> coalesce(f.total, 0) ORDER BY a.code LIMIT :limit"
     ),
     NEGATIVE: text(
-        "SELECT count(*) OVER (), account, currency, sum(amount), 0 FROM ledger_postings "
+        "SELECT count(*) OVER (), account, currency, sum(amount), 0 FROM ("
+        "  SELECT account, currency, amount FROM ledger_postings "
+        "  UNION ALL SELECT account, currency, amount FROM ledger_archived) AS every "
         "WHERE NOT account LIKE ANY (:may_be_negative) "
         "GROUP BY account, currency HAVING sum(amount) < 0 ORDER BY account LIMIT :limit"
     ).bindparams(bindparam("may_be_negative", list(accounts.MAY_BE_NEGATIVE), ARRAY(Text()))),

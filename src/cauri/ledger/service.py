@@ -378,8 +378,10 @@ async def balance(session: AsyncSession, account: Account) -> int:
 # down from the balance (its head and its credits not yet folded, in the same snapshot) when
 # the id is nearer the end of the ledger than its start.
 _BELOW = text(
-    "SELECT coalesce(sum(amount), 0) FROM ledger_postings "
-    "WHERE account = :code AND transaction_id < :below"
+    "SELECT coalesce(sum(amount), 0) FROM ("
+    "  SELECT amount FROM ledger_postings WHERE account = :code AND transaction_id < :below "
+    "  UNION ALL SELECT amount FROM ledger_archived WHERE account = :code"
+    ") AS every"
 )
 _BELOW_FROM_THE_END = text(
     "SELECT coalesce((SELECT balance FROM ledger_accounts WHERE code = :code), 0)"

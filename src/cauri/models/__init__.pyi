@@ -8,7 +8,13 @@ from .checkout import CheckoutSession, PaymentLink
 from .connectors import ConnectorAccount, OperatorRoute
 from .events import Event, WebhookEndpoint
 from .jobs import Job
-from .ledger import LedgerAccount, LedgerPosting, LedgerTransaction
+from .ledger import (
+    LedgerAccount,
+    LedgerCarried,
+    LedgerPeriod,
+    LedgerPosting,
+    LedgerTransaction,
+)
 from .merchants import ApiError, ApiKey, FeeRule, Merchant
 from .operations import OperatorExchange, OperatorOperation
 from .payments import Payment
@@ -38,6 +44,8 @@ __all__ = [
     "InstallmentPlan",
     "Job",
     "LedgerAccount",
+    "LedgerCarried",
+    "LedgerPeriod",
     "LedgerPosting",
     "LedgerTransaction",
     "Merchant",

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
-from sqlalchemy import BigInteger, Boolean, ForeignKeyConstraint, Index, String, text
+from sqlalchemy import BigInteger, Boolean, ForeignKey, ForeignKeyConstraint, Index, String, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from cauri.models.base import Base
@@ -84,3 +84,25 @@ class LedgerPosting(Base):
     amount: Mapped[int] = mapped_column(BigInteger)
     folded: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     created_at: Mapped[datetime] = mapped_column(primary_key=True)
+
+
+class LedgerPeriod(Base):
+    """A month closed (migration 0042): its postings folded into account heads and its
+    partition closed to new ones; `archived_at` once its postings left (`cauri archive`)."""
+
+    __tablename__ = "ledger_periods"
+
+    month: Mapped[date] = mapped_column(primary_key=True)  # its first day
+    closed_at: Mapped[datetime]
+    archived_at: Mapped[datetime | None]
+
+
+class LedgerCarried(Base):
+    """What an account's postings up to the end of a closed month add up to."""
+
+    __tablename__ = "ledger_carried"
+
+    month: Mapped[date] = mapped_column(ForeignKey("ledger_periods.month"), primary_key=True)
+    account: Mapped[str] = mapped_column(primary_key=True)
+    currency: Mapped[str]
+    amount: Mapped[int] = mapped_column(BigInteger)

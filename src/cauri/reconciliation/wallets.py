@@ -74,9 +74,10 @@ _BOOKED = text("SELECT EXISTS (SELECT 1 FROM ledger_transactions WHERE reference
 # What the wallet's account holds from the postings of transactions before `end`.
 _POSTED_BEFORE = text(
     """
-    SELECT coalesce(sum(p.amount), 0)
-    FROM ledger_postings p JOIN ledger_transactions t ON t.id = p.transaction_id
-    WHERE p.account = :wallet AND t.created_at < :end
+    SELECT coalesce(sum(amount), 0) FROM (
+        SELECT amount FROM ledger_postings WHERE account = :wallet AND created_at < :end
+        UNION ALL SELECT amount FROM ledger_archived WHERE account = :wallet
+    ) AS every
     """
 )
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, String, select
@@ -26,11 +27,13 @@ from cauri.balance.service import credit, credit_amount
 from cauri.calls import service as calls
 from cauri.connectors.secrets import sealing_keyring
 from cauri.connectors.service import AccountDefinition, RouteRow, connectors
+from cauri.history import archive
 from cauri.kit.db import unit_of_work
 from cauri.kit.errors import CauriError, Conflict, InvalidRequest, MerchantInactive, NotFound
 from cauri.kit.ids import parse_uuid
 from cauri.kit.money import to_minor
-from cauri.ledger import holdings
+from cauri.kit.months import Month
+from cauri.ledger import holdings, periods
 from cauri.ledger.movements import Counterpart, Part
 from cauri.merchants.caller import Caller
 from cauri.merchants.service import NewMerchant
@@ -129,6 +132,9 @@ REJECT_ACTION = StaffAction("approval.reject", "balances.credit", "money_approva
 EXPORT_DATA = StaffAction("export.download", "exports", "export")
 EXPORT_AUDIT = StaffAction("audit.export", "exports", "audit_log")
 RECONCILE = StaffAction("ledger.reconcile", "exports", "reconciliation")
+# The history's upkeep (issue 29): a month's ledger closed, a partition archived.
+CLOSE_LEDGER_MONTH = StaffAction("ledger.close_month", "exports", "ledger_period")
+ARCHIVE_PARTITION = StaffAction("history.archive", "exports", "history_partition")
 
 ACTIONS = (
     CREATE_MERCHANT,
@@ -168,6 +174,8 @@ ACTIONS = (
     EXPORT_DATA,
     EXPORT_AUDIT,
     RECONCILE,
+    CLOSE_LEDGER_MONTH,
+    ARCHIVE_PARTITION,
 )
 
 APPROVABLE = {
@@ -1537,3 +1545,46 @@ async def reconcile(session: AsyncSession, runtime: Runtime, actor: Actor) -> Re
         at=checked.checked_at,
     )
     return checked
+
+
+async def close_ledger(runtime: Runtime, actor: Actor, through: Month) -> periods.Closed:
+    """`cauri ledger close`: every month up to `through` closed (cauri.ledger.periods), each
+    in the audit log."""
+    now = runtime.clock.now()
+    closed = await periods.close_through(runtime.sessionmaker, through, now)
+    async with unit_of_work(runtime.sessionmaker) as session:
+        for month in closed.months:
+            await record(
+                session,
+                actor,
+                CLOSE_LEDGER_MONTH.name,
+                CLOSE_LEDGER_MONTH.resource_type,
+                str(month),
+                None,
+                {"month": str(month), "accounts_folded": closed.folded},
+                at=now,
+            )
+    return closed
+
+
+async def archive_history(
+    runtime: Runtime, actor: Actor, before: Month, folder: Path
+) -> list[archive.Archived]:
+    """`cauri archive`: the history before `before` archived in `folder` (cauri.history.
+    archive), each partition that left in the audit log."""
+    now = runtime.clock.now()
+    done = await archive.archive_before(runtime, before, folder, now)
+    async with unit_of_work(runtime.sessionmaker) as session:
+        for archived in done:
+            await record(
+                session,
+                actor,
+                ARCHIVE_PARTITION.name,
+                ARCHIVE_PARTITION.resource_type,
+                archived.partition,
+                {"table": archived.table, "rows": archived.rows},
+                None,
+                f"archivé dans {archived.file}",
+                at=now,
+            )
+    return done
