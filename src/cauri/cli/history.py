@@ -34,10 +34,10 @@ def archive(
     ] = Path("archive"),
     as_json: JsonFlag = False,
 ) -> None:
-    """Archives the history before a month: events, webhook deliveries and attempts,
-    operator exchanges and ledger postings (closed months only: `cauri ledger close`), each
-    month's partition dumped into --to, read back and checked, then dropped. Months within
-    CAURI_HISTORY_RETENTION_MONTHS stay."""
+    """Archives the history before a month: dumped, checked, then dropped. Events, webhook
+    deliveries and attempts, operator exchanges and ledger postings (closed months only:
+    `cauri ledger close`): each month's partition dumped into --to, read back and found
+    equal, then dropped. Months within CAURI_HISTORY_RETENTION_MONTHS stay."""
     from cauri.audit.actor import Actor
     from cauri.staff import actions
 
