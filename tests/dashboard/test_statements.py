@@ -13,6 +13,7 @@ from decimal import Decimal
 import httpx
 from hypothesis import given
 from hypothesis import strategies as st
+from sqlalchemy import text
 
 from cauri.balance.transactions import statement
 from cauri.kit.clock import ManualClock
@@ -182,3 +183,23 @@ async def test_review_a_month_at_the_ends_of_the_calendar_is_refused_not_a_500(
         for address in (PAGE, f"{PAGE}/print", f"{PAGE}/csv"):
             answer = await dashboard.get(f"{address}?month={month}")
             assert answer.status_code == 422, (address, month, answer.status_code)
+
+
+async def test_an_archived_month_is_refused_on_its_field_not_an_error_page(
+    runtime: Runtime, dashboard: ConsoleClient
+) -> None:
+    """Issue 29: a month whose postings left the database (`cauri archive`) has no statement
+    here; the page says so on the month, and shows this month's."""
+    merchant = await make_merchant(runtime)
+    await dashboard.signed_in_as(await make_member(runtime, merchant.id, "o@shop.example", "owner"))
+    async with unit_of_work(runtime.sessionmaker) as session:
+        await session.execute(
+            text(
+                "INSERT INTO ledger_periods (month, closed_at, archived_at) "
+                "VALUES ('2020-01-01', now(), now())"
+            )
+        )
+    for address in (PAGE, f"{PAGE}/print", f"{PAGE}/csv"):
+        answer = await dashboard.get(f"{address}?month=2020-01&currency=XOF")
+        assert answer.status_code == 422, (address, answer.status_code)
+        assert "2020-01 est archivé" in answer.text

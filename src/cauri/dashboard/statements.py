@@ -20,6 +20,7 @@ from cauri.http import RuntimeDep, SessionDep
 from cauri.kit.errors import CauriError
 from cauri.kit.money import decimal_text
 from cauri.kit.months import Month
+from cauri.ledger import periods
 from cauri.merchants.service import merchants
 from cauri.runtime import Runtime
 from cauri.signin.downloads import csv_file
@@ -49,14 +50,21 @@ router = APIRouter(route_class=DashboardRoute, include_in_schema=False)
 Finance = Annotated[SignedIn, Depends(require(Permission.STATEMENTS))]
 
 
-def _chosen(form: Form, runtime: Runtime) -> tuple[Month, str]:
-    """The month and currency asked for (this month, XOF, when not), shown in the form."""
+async def _chosen(form: Form, session: AsyncSession, runtime: Runtime) -> tuple[Month, str]:
+    """The month and currency asked for (this month, XOF, when not), shown in the form; a
+    month whose postings were archived (`cauri archive`) is refused on its field."""
     month = Month.of(runtime.clock.now())
     if form.values["month"]:
         try:
-            month = Month.parse(form.values["month"])
+            asked = Month.parse(form.values["month"])
         except CauriError as error:
             form.refuse(error)
+        else:
+            archived = await periods.archived_through(session)
+            if archived is not None and asked <= archived:
+                form.errors["month"] = f"{asked} est archivé : son relevé n'est plus tenu ici."
+            else:
+                month = asked
     currency = form.values["currency"] or CURRENCIES[0]
     if currency not in CURRENCIES:
         form.errors["currency"] = f"Devise inconnue : {currency}."
@@ -83,7 +91,7 @@ async def _page(
     most: int,
 ) -> Response:
     form = Form.read(request, FIELDS)
-    month, currency = _chosen(form, runtime)
+    month, currency = await _chosen(form, session, runtime)
     figures = await statement(session, member.merchant_id, livemode, currency, month)
     context = {
         "merchant": await merchants.get(session, member.merchant_id),
@@ -145,7 +153,7 @@ def _register(mode_path: str, livemode: bool) -> None:
         request: Request, member: Finance, session: SessionDep, runtime: RuntimeDep
     ) -> Response:
         form = Form.read(request, FIELDS)
-        month, currency = _chosen(form, runtime)
+        month, currency = await _chosen(form, session, runtime)
         if form.errors:  # the page, saying why
             return await statement_page(request, member, session, runtime)
         environment = "live" if livemode else "test"
