@@ -5,6 +5,7 @@ change which months the database takes, for good."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -32,7 +33,7 @@ from cauri.worker.runner import Worker
 from tests.conftest import TEST_SECRET_KEY
 from tests.databases import fresh_database
 from tests.payouts.builders import payout_body, top_up
-from tests.support import make_merchant, momo_body, scalar
+from tests.support import MerchantKeys, make_merchant, momo_body, scalar
 from tests.webhooks.builders import set_endpoint
 from tests.webhooks.receiver import Receiver
 
@@ -227,3 +228,51 @@ async def test_a_dump_that_does_not_read_back_whole_drops_nothing(
         attempts = await session.scalar(text("SELECT count(*) FROM webhook_attempts"))
     assert kept and attempts
     assert (tmp_path / "out" / f"{monthly('webhook_attempts', this)}.dump").exists()
+
+
+async def test_a_close_while_money_moves_keeps_every_balance_and_overdraws_nothing(
+    own: Runtime,
+) -> None:
+    """The close folds each account under its head's lock while payouts debit the same
+    balances and payments credit them, all at once: nothing is overdrawn, nothing counted
+    twice, and the ledger reconciles."""
+    this = Month.of(own.clock.now())
+    merchants = []
+    for n in range(4):
+        merchant = await make_merchant(own, name=f"Boutique {n}")
+        await top_up(own, merchant.id, 5_000)
+        merchants.append(merchant)
+    # The next month, two days in: this month closes while the new one takes the money.
+    next_start = this.end + timedelta(days=2)
+    clock = own.clock
+    assert isinstance(clock, ManualClock)
+    clock.advance((next_start - clock.now()).total_seconds())
+    transport = httpx.ASGITransport(app=create_app(own), raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+
+        async def payout(merchant: MerchantKeys) -> int:
+            answer = await client.post(
+                "/api/v1/payouts", json=payout_body(amount=1_000), headers=merchant.headers()
+            )
+            return answer.status_code
+
+        async def payment(merchant: MerchantKeys) -> int:
+            answer = await client.post(
+                "/api/v1/payments", json=momo_body(amount=500), headers=merchant.headers()
+            )
+            return answer.status_code
+
+        moves = [payout(m) for m in merchants for _ in range(6)]
+        moves += [payment(m) for m in merchants for _ in range(3)]
+        closing = actions.close_ledger(own, Actor.cli(), this)
+        *answers, closed = await asyncio.gather(*moves, closing)
+    assert closed.months == [this.plus(-1), this]
+    paid_out = answers[: len(merchants) * 6]
+    assert set(paid_out) <= {201, 402} and set(answers[len(paid_out) :]) == {201}
+    await _check_passes(own)
+    async with own.sessionmaker() as session:
+        for merchant in merchants:
+            held = await holdings.available(session, merchant.id, False, ["XOF"])
+            assert held["XOF"] >= 0
+    # 5,000 topped up and 1,500 paid in: at most 6 payouts of 1,000 (and their fees) each.
+    assert paid_out.count(201) <= len(merchants) * 6
