@@ -12,6 +12,9 @@
 - ledger_month_closed(): the trigger function a closed month's partition gets (BEFORE
   INSERT), refusing a posting dated in it (a back-dated transaction would change what was
   carried forward).
+- ledger_default_closed(): the same refusal on `ledger_postings_default`, for a posting dated
+  before the end of the last closed month: once a month is archived its partition is gone,
+  and such a posting would be routed there.
 
 Revision ID: 0042_ledger_periods
 Revises: 0041_history_partitions
@@ -39,6 +42,20 @@ $$
 """
 
 
+_DEFAULT_CLOSED = """
+CREATE FUNCTION ledger_default_closed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.created_at < (SELECT max(month) + interval '1 month' FROM ledger_periods) THEN
+        RAISE EXCEPTION 'ledger: the month of % is closed (%)', NEW.created_at, TG_TABLE_NAME
+            USING ERRCODE = 'insufficient_privilege',
+                HINT = 'A closed month takes no posting: date the transaction today.';
+    END IF;
+    RETURN NEW;
+END
+$$
+"""
+
+
 def upgrade() -> None:
     op.execute(
         "CREATE TABLE ledger_periods ("
@@ -60,9 +77,16 @@ def upgrade() -> None:
         "WHERE month = (SELECT max(month) FROM ledger_periods WHERE archived_at IS NOT NULL)"
     )
     op.execute(_MONTH_CLOSED)
+    op.execute(_DEFAULT_CLOSED)
+    op.execute(
+        "CREATE TRIGGER ledger_postings_closed BEFORE INSERT ON ledger_postings_default "
+        "FOR EACH ROW EXECUTE FUNCTION ledger_default_closed()"
+    )
 
 
 def downgrade() -> None:
+    op.execute("DROP TRIGGER ledger_postings_closed ON ledger_postings_default")
+    op.execute("DROP FUNCTION ledger_default_closed()")
     op.execute("DROP VIEW ledger_archived")
     op.execute("DROP FUNCTION ledger_month_closed()")
     op.execute("DROP TABLE ledger_carried")

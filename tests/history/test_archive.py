@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -109,6 +109,21 @@ async def _check_passes(runtime: Runtime) -> None:
     assert findings.passed, (findings.counts, findings.first)
 
 
+_BACK_DATED = text(
+    "WITH t AS (INSERT INTO ledger_transactions (kind, reference, livemode, created_at) "
+    "VALUES ('test', 'late', false, :at) RETURNING id, created_at) "
+    "INSERT INTO ledger_postings (transaction_id, created_at, account, currency, amount) "
+    "SELECT id, created_at, a, 'XOF', n FROM t, (VALUES "
+    "('platform:bank:test:XOF', -5), ('platform:fees:test:XOF', 5)) AS p(a, n)"
+)
+
+
+async def _refused_back_dated(runtime: Runtime, at: datetime) -> None:
+    with pytest.raises(exc.DBAPIError, match="closed"):
+        async with unit_of_work(runtime.sessionmaker) as session:
+            await session.execute(_BACK_DATED, {"at": at})
+
+
 def _later(runtime: Runtime, months: int) -> None:
     clock = runtime.clock
     assert isinstance(clock, ManualClock)
@@ -136,18 +151,7 @@ async def test_a_closed_and_archived_month_leaves_every_balance_as_it_was(
     assert await _balances(own, merchant_id) == before
     await _check_passes(own)
     # A closed month takes no back-dated posting.
-    with pytest.raises(exc.DBAPIError, match="closed"):
-        async with unit_of_work(own.sessionmaker) as session:
-            await session.execute(
-                text(
-                    "WITH t AS (INSERT INTO ledger_transactions (kind, reference, livemode, "
-                    "created_at) VALUES ('test', 'late', false, :at) RETURNING id, created_at) "
-                    "INSERT INTO ledger_postings (transaction_id, created_at, account, "
-                    "currency, amount) SELECT id, created_at, a, 'XOF', n FROM t, (VALUES "
-                    "('platform:bank:test:XOF', -5), ('platform:fees:test:XOF', 5)) AS p(a, n)"
-                ),
-                {"at": this.start + timedelta(days=3)},
-            )
+    await _refused_back_dated(own, this.start + timedelta(days=3))
 
     done = await actions.archive_history(own, Actor.cli(), this.plus(1), tmp_path)
     left = {a.partition for a in done}
@@ -175,6 +179,8 @@ async def test_a_closed_and_archived_month_leaves_every_balance_as_it_was(
         with pytest.raises(InvalidRequest):
             await statement(session, merchant_id, False, "XOF", this)
     assert await actions.archive_history(own, Actor.cli(), this.plus(1), tmp_path) == []
+    # Its partition gone, a posting dated in it would go to the default one: refused there.
+    await _refused_back_dated(own, this.start + timedelta(days=3))
     entries = await scalar(own, "SELECT count(*) FROM audit_log WHERE action = 'history.archive'")
     assert entries == len(done)
 
@@ -242,8 +248,8 @@ async def test_a_close_while_money_moves_keeps_every_balance_and_overdraws_nothi
         merchant = await make_merchant(own, name=f"Boutique {n}")
         await top_up(own, merchant.id, 5_000)
         merchants.append(merchant)
-    # The next month, two days in: this month closes while the new one takes the money.
-    next_start = this.end + timedelta(days=2)
+    # The next month, eight days in: this month closes while the new one takes the money.
+    next_start = this.end + timedelta(days=8)
     clock = own.clock
     assert isinstance(clock, ManualClock)
     clock.advance((next_start - clock.now()).total_seconds())

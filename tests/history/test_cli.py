@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+from sqlalchemy import text
+
 from cauri.kit.months import Month
+from cauri.runtime import Runtime
 from tests.foundation.builders import run_cli
 
 
@@ -37,3 +40,19 @@ async def test_nothing_left_before_a_month_long_past(database_url: str, tmp_path
     done = await run_cli(database_url, "archive", "--before", "2020-01", "--to", str(tmp_path))
     assert done.exit_code == 0, done.stderr
     assert done.stdout.strip() == "nothing before 2020-01 is left to archive"
+
+
+async def test_migrate_goes_on_when_another_process_is_making_the_months(
+    database_url: str, runtime: Runtime
+) -> None:
+    """Two processes starting at once (`cauri serve`'s, a worker's): the one that waits past
+    the lock's timeout leaves the months to the other, and still starts."""
+    async with runtime.engine.connect() as holding:
+        await holding.execute(
+            text("SELECT pg_advisory_xact_lock(hashtextextended('cauri.history.partitions', 0))")
+        )
+        done = await run_cli(database_url, "migrate")
+        await holding.rollback()
+    assert done.exit_code == 0, done.stderr
+    assert "database is up to date" in done.stdout
+    assert "monthly partitions not created now" in done.stderr

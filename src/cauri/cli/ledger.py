@@ -109,7 +109,7 @@ def ledger_close(
     through: Annotated[str, typer.Option("--through", help="The last month closed, YYYY-MM.")],
     as_json: JsonFlag = False,
 ) -> None:
-    """Closes the ledger's months up to --through (each once it has been over a day): their
+    """Closes the ledger's months up to --through (each once it has been over a week): their
     postings refuse back-dated writes and are folded into account heads, and what each
     account carries forward is recorded, so that `cauri archive` may take them."""
     from cauri.cli.history import parse_month

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import structlog
 import typer
+from sqlalchemy.exc import DBAPIError
 
 from cauri.audit.actor import Actor
 from cauri.cli import database
@@ -41,7 +42,13 @@ def _create_months_ahead() -> None:
     async def work(session: AsyncSession, runtime: Runtime) -> partitions.Ahead:
         return await partitions.ensure_ahead(session, runtime.clock.now())
 
-    ahead = in_transaction(work)
+    try:
+        ahead = in_transaction(work)
+    except DBAPIError as error:
+        # Another process holds the tables' lock (its own start, the daily run): the
+        # worker's daily run makes them, and nothing waits for them meanwhile.
+        typer.echo(f"monthly partitions not created now ({error.orig}); the worker will", err=True)
+        return
     if ahead.created:
         typer.echo(f"{len(ahead.created)} monthly partition(s) created")
     for table, month in ahead.held_in_default:

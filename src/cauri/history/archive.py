@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Sequence
+import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -27,6 +27,8 @@ from pathlib import Path
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cauri.audit.actor import Actor
+from cauri.audit.log import record
 from cauri.history.partitions import PARTITIONED
 from cauri.kit.db import unit_of_work
 from cauri.kit.embedded_pg import PROGRAMS
@@ -46,6 +48,8 @@ ORDER = (
 )
 assert set(ORDER) == set(PARTITIONED)
 LOCK_TIMEOUT = "5s"
+# What the audit log records of each partition that left.
+ACTION, RESOURCE = "history.archive", "history_partition"
 
 
 class ArchiveFailed(CauriError):
@@ -62,10 +66,10 @@ class Archived:
 
 
 async def archive_before(
-    runtime: Runtime, before: Month, folder: Path, now: datetime
+    runtime: Runtime, actor: Actor, before: Month, folder: Path, now: datetime
 ) -> list[Archived]:
-    """Every partition before `before`, archived in `folder` then dropped (the steps above);
-    again: nothing more."""
+    """Every partition before `before`, archived in `folder` then dropped (the steps above),
+    each drop in the audit log with it; again: nothing more."""
     retention = runtime.settings.history_retention_months
     if before > Month.of(now).plus(-retention):
         raise InvalidRequest.field(
@@ -86,7 +90,7 @@ async def archive_before(
     done = []
     for table in ORDER:
         for partition in leaving[table]:
-            done.append(await _archive(runtime, table, partition, folder, now))
+            done.append(await _archive(runtime, actor, table, partition, folder, now))
     return done
 
 
@@ -103,20 +107,22 @@ async def _leaving(session: AsyncSession, table: str, before: Month) -> list[Par
 
 
 async def _archive(
-    runtime: Runtime, table: str, partition: Partition, folder: Path, now: datetime
+    runtime: Runtime, actor: Actor, table: str, partition: Partition, folder: Path, now: datetime
 ) -> Archived:
     file = folder / f"{partition.name}.dump"
-    url = _libpq(runtime)
-    await _run(runtime, "pg_dump", "-Fc", "-t", f'public."{partition.name}"', "-f", str(file), url)
-    restored = _rows_in(await _run(runtime, "pg_restore", "--data-only", "-f", "-", str(file)))
-    present = await _rows_of(runtime, partition.name)
-    if _digest(restored) != _digest(present):
-        raise ArchiveFailed(
-            f"{file} ne redonne pas {partition.name} : {len(restored)} lignes relues, "
-            f"{len(present)} en base. Rien n'a été supprimé."
-        )
+    await _dumped(runtime, partition.name, file)
+    restored = await _restored(runtime, file)
     async with unit_of_work(runtime.sessionmaker) as session:
         await session.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
+        # Read as it is dropped: no write between the check and the drop (a retried delivery
+        # of that month would otherwise write an attempt the dump does not hold).
+        await session.execute(text(f'LOCK TABLE "{partition.name}" IN EXCLUSIVE MODE'))
+        present = await _present(session, partition.name)
+        if restored != present:
+            raise ArchiveFailed(
+                f"{file} ne redonne pas {partition.name} : {restored.rows} lignes relues, "
+                f"{present.rows} en base. Rien n'a été supprimé."
+            )
         # Detached first: a foreign key into the partitioned table (an attempt's into its
         # delivery) depends on each of its partitions until then.
         await session.execute(text(f'ALTER TABLE "{table}" DETACH PARTITION "{partition.name}"'))
@@ -126,59 +132,110 @@ async def _archive(
                 text("UPDATE ledger_periods SET archived_at = :now WHERE month = :month"),
                 {"now": now, "month": _period(partition).first_day},
             )
-    return Archived(table, partition.name, len(present), file)
+        await record(
+            session,
+            actor,
+            ACTION,
+            RESOURCE,
+            partition.name,
+            {"table": table, "rows": present.rows},
+            None,
+            f"archivé dans {file}",
+            at=now,
+        )
+    return Archived(table, partition.name, present.rows, file)
 
 
-def _libpq(runtime: Runtime) -> str:
-    """The database's URL as pg_dump takes it (libpq's, several hosts included)."""
-    url = runtime.engine.url
-    return "postgresql://" + url.render_as_string(hide_password=False).split("://", 1)[1]
+@dataclass
+class _Digest:
+    """Rows counted and hashed in any order (a sum of each row's hash), as they stream."""
+
+    rows: int = 0
+    total: int = 0
+    _rest: bytes = b""
+
+    def add(self, row: bytes) -> None:
+        self.rows += 1
+        self.total = (self.total + int.from_bytes(hashlib.sha256(row).digest(), "big")) % _MOD
+
+    def feed(self, chunk: bytes) -> None:
+        """COPY's output, a chunk at a time: its lines, whole."""
+        *lines, self._rest = (self._rest + chunk).split(b"\n")
+        for line in lines:
+            self.add(line)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Digest) and (self.rows, self.total) == (other.rows, other.total)
 
 
-async def _run(runtime: Runtime, program: str, *arguments: str) -> bytes:
-    folder = runtime.settings.pg_programs or PROGRAMS
-    process = await asyncio.create_subprocess_exec(
-        str(folder / program),
-        *arguments,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+_MOD = 2**256
+
+
+async def _dumped(runtime: Runtime, partition: str, file: Path) -> None:
+    process = await _start(
+        runtime, "pg_dump", "-Fc", "-t", f'public."{partition}"', "-f", str(file)
     )
-    out, err = await process.communicate()
-    if process.returncode != 0:
-        raise ArchiveFailed(f"{program} : {err.decode(errors='replace').strip()[:500]}")
-    return out
+    await _finished(process, "pg_dump")
 
 
-def _rows_in(script: bytes) -> list[bytes]:
-    """The data lines of pg_restore's script: those between `COPY … FROM stdin;` and `\\.`."""
-    rows: list[bytes] = []
-    inside = False
-    for line in script.split(b"\n"):
+async def _restored(runtime: Runtime, file: Path) -> _Digest:
+    """The rows pg_restore reads back from `file`: the lines between each `COPY … FROM
+    stdin;` and its `\\.`, streamed (a partition may be years of rows)."""
+    process = await _start(runtime, "pg_restore", "--data-only", "-f", "-", str(file))
+    assert process.stdout is not None
+    digest, inside = _Digest(), False
+    while line := await process.stdout.readline():
+        line = line.rstrip(b"\n")
         if inside and line == b"\\.":
             inside = False
         elif inside:
-            rows.append(line)
+            digest.add(line)
         elif line.startswith(b"COPY ") and line.endswith(b"FROM stdin;"):
             inside = True
-    return rows
+    await _finished(process, "pg_restore")
+    return digest
 
 
-async def _rows_of(runtime: Runtime, partition: str) -> list[bytes]:
-    """The partition's rows in COPY's text form, as pg_dump writes them."""
-    chunks: list[bytes] = []
+async def _present(session: AsyncSession, partition: str) -> _Digest:
+    """The partition's rows in COPY's text form, as pg_dump writes them, in `session`'s
+    transaction."""
+    digest = _Digest()
 
     async def collect(chunk: bytes) -> None:
-        chunks.append(chunk)
+        digest.feed(chunk)
 
-    async with runtime.engine.connect() as connection:
-        raw = (await connection.get_raw_connection()).driver_connection
-        assert raw is not None
-        await raw.copy_from_table(partition, output=collect)
-    return [line for line in b"".join(chunks).split(b"\n") if line]
+    raw = (await (await session.connection()).get_raw_connection()).driver_connection
+    assert raw is not None
+    await raw.copy_from_table(partition, output=collect)
+    return digest
 
 
-def _digest(rows: Sequence[bytes]) -> tuple[int, str]:
-    digest = hashlib.sha256()
-    for row in sorted(rows):
-        digest.update(row + b"\n")
-    return len(rows), digest.hexdigest()
+async def _start(runtime: Runtime, program: str, *arguments: str) -> asyncio.subprocess.Process:
+    """`program` of CAURI_PG_PROGRAMS (else the embedded PostgreSQL's) on the database, its
+    password in the environment rather than on a command line others may read."""
+    url = runtime.engine.url
+    libpq = "postgresql://" + url.set(password=None).render_as_string().split("://", 1)[1]
+    environment = dict(os.environ)
+    if url.password is not None:
+        environment["PGPASSWORD"] = str(url.password)
+    folder = runtime.settings.pg_programs or PROGRAMS
+    return await asyncio.create_subprocess_exec(
+        str(folder / program),
+        *arguments,
+        *((libpq,) if program == "pg_dump" else ()),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=environment,
+        limit=_LINE_LIMIT,
+    )
+
+
+# A row of COPY's text is one line: an operator exchange's bodies can make it long.
+_LINE_LIMIT = 64 * 1024 * 1024
+
+
+async def _finished(process: asyncio.subprocess.Process, program: str) -> None:
+    assert process.stderr is not None
+    err = await process.stderr.read()
+    if await process.wait() != 0:
+        raise ArchiveFailed(f"{program} : {err.decode(errors='replace').strip()[:500]}")

@@ -5,7 +5,9 @@ written in its month's partition. Months are UTC months.
 
 A month is created as a table of its own, then attached: attaching locks the partitioned
 table only against other changes of its partitions, not against writes (creating a partition
-in place would stop every write while it waits for the running ones). A row of a month that
+in place would stop every write while it waits for the running ones); it does lock the
+default partition, which the reads that cannot skip partitions by date (an account's
+balance) wait for, a moment at 01:00 UTC while it is checked empty. A row of a month that
 had no partition yet is in the `_default` partition: that month is then left for a person
 (its rows are moved by hand, `docs/SCALING.md`) and reported, never failed on."""
 

@@ -3,9 +3,11 @@
 postings add up to at the month's end is carried forward, so that balances and the ledger's
 checks still hold without them.
 
-A month closes once it has been over for CLOSE_AFTER, in the order of the postings'
-partitions (the legacy partition, everything before migration 0041, closes whole, as the
-month before its end); `close_through` closes every month not closed yet up to the one asked:
+A month closes once it has been over for CLOSE_AFTER (its operators' statements are in: a
+statement imported later that books a movement in a closed month is refused), in the order
+of the postings' partitions (the legacy partition, everything before migration 0041, closes
+whole, as the month before its end); `close_through` closes every month not closed yet up
+to the one asked:
 
 1. Each partition of those months refuses new postings (a `BEFORE INSERT` trigger: a
    back-dated transaction would change what is carried). It waits for the writes running
@@ -39,7 +41,10 @@ from cauri.kit.partitions import Partition, partitions
 from cauri.ledger import accounts
 
 POSTINGS = "ledger_postings"
-CLOSE_AFTER = timedelta(days=1)
+# The reconciliation books an operator's movements at their own instant, a day or two late
+# (the daily run of day D at 03:00 the day after, again the day after that, in the
+# platform's time zone): a month closes once those are in.
+CLOSE_AFTER = timedelta(days=7)
 
 _CLOSED_MONTHS = text("SELECT month FROM ledger_periods ORDER BY month")
 _IN_DEFAULT = text("SELECT EXISTS (SELECT FROM ledger_postings_default WHERE created_at < :end)")

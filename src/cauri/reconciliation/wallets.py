@@ -21,7 +21,9 @@ from datetime import date, datetime, timedelta
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cauri.ledger import accounts, movements
+from cauri.kit.errors import Conflict
+from cauri.kit.months import Month
+from cauri.ledger import accounts, movements, periods
 from cauri.ledger.movements import Movement
 from cauri.reconciliation.days import Days
 
@@ -173,7 +175,11 @@ def _reference(connector: str) -> str:
 
 
 async def _held_before(session: AsyncSession, connector: str, currency: str, end: datetime) -> int:
-    """The wallet as the ledger has it at `end`, in the operator's sign (money in: positive)."""
+    """The wallet as the ledger has it at `end`, in the operator's sign (money in: positive).
+    Not within an archived month: its postings are no longer there to stop at `end`."""
+    archived = await periods.archived_through(session)
+    if archived is not None and end < archived.end:
+        raise Conflict(f"{Month.of(end)} est archivé : le portefeuille n'y est plus rapproché.")
     wallet = _wallet(connector, currency)
     return -int(await session.scalar(_POSTED_BEFORE, {"wallet": wallet, "end": end}) or 0)
 

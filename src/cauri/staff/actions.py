@@ -134,7 +134,7 @@ EXPORT_AUDIT = StaffAction("audit.export", "exports", "audit_log")
 RECONCILE = StaffAction("ledger.reconcile", "exports", "reconciliation")
 # The history's upkeep (issue 29): a month's ledger closed, a partition archived.
 CLOSE_LEDGER_MONTH = StaffAction("ledger.close_month", "exports", "ledger_period")
-ARCHIVE_PARTITION = StaffAction("history.archive", "exports", "history_partition")
+ARCHIVE_PARTITION = StaffAction(archive.ACTION, "exports", archive.RESOURCE)
 
 ACTIONS = (
     CREATE_MERCHANT,
@@ -1571,20 +1571,5 @@ async def archive_history(
     runtime: Runtime, actor: Actor, before: Month, folder: Path
 ) -> list[archive.Archived]:
     """`cauri archive`: the history before `before` archived in `folder` (cauri.history.
-    archive), each partition that left in the audit log."""
-    now = runtime.clock.now()
-    done = await archive.archive_before(runtime, before, folder, now)
-    async with unit_of_work(runtime.sessionmaker) as session:
-        for archived in done:
-            await record(
-                session,
-                actor,
-                ARCHIVE_PARTITION.name,
-                ARCHIVE_PARTITION.resource_type,
-                archived.partition,
-                {"table": archived.table, "rows": archived.rows},
-                None,
-                f"archivé dans {archived.file}",
-                at=now,
-            )
-    return done
+    archive), each partition's drop in the audit log in its own transaction."""
+    return await archive.archive_before(runtime, actor, before, folder, runtime.clock.now())
