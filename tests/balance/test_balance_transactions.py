@@ -9,13 +9,15 @@ from decimal import Decimal
 from typing import Any
 
 import httpx
+from sqlalchemy import text
 
 from cauri.kit.clock import ManualClock
+from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
 from tests.dashboard.test_statements import _traffic
 from tests.payments.builders import merchant_available
 from tests.staff.traffic import pay
-from tests.support import make_merchant
+from tests.support import assert_error, make_merchant
 
 LIST = "/api/v1/balance/transactions"
 
@@ -65,3 +67,23 @@ async def test_filters_and_pages(
     for bad in ({"type": "cadeau"}, {"currency": "GBP"}, {"from": "hier"}):
         answer = await client.get(LIST, params=bad, headers=headers)
         assert answer.status_code == 422 and answer.json()["error"]["code"] == "invalid_request"
+
+
+async def test_a_period_starting_in_an_archived_month_is_refused_not_answered_short(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """Issue 29: the lines of a month archived (`cauri archive`) are no longer there; a list
+    from within it would look complete and be short."""
+    merchant = await make_merchant(runtime)
+    async with unit_of_work(runtime.sessionmaker) as session:
+        await session.execute(
+            text(
+                "INSERT INTO ledger_periods (month, closed_at, archived_at) "
+                "VALUES ('2020-01-01', now(), now())"
+            )
+        )
+    refused = await client.get(LIST, params={"from": "2020-01-15"}, headers=merchant.headers())
+    error = assert_error(refused, 422, "invalid_request")
+    assert "from" in error["details"]
+    kept = await client.get(LIST, params={"from": "2020-02-01"}, headers=merchant.headers())
+    assert kept.status_code == 200

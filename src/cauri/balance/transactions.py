@@ -234,7 +234,14 @@ async def listed(
     currency: str | None = None,
 ) -> tuple[list[Line], int]:
     """A page of the balance's lines, newest first, and how many match in all (the API's
-    `GET /balance/transactions`)."""
+    `GET /balance/transactions`). The lines of archived months are no longer here: a period
+    that starts in one is refused rather than answered short."""
+    archived = await periods.archived_through(session)
+    if archived is not None and period.start is not None and period.start < archived.end:
+        raise InvalidRequest.field(
+            "from",
+            f"Jusqu'à {archived} inclus, les lignes sont archivées : from ≥ {archived.next()}.",
+        )
     currencies = [currency] if currency is not None else [c.value for c in Currency]
     kept = period.conditions(LedgerTransaction.created_at)
     if kind is not None:
