@@ -18,10 +18,10 @@ from cauri.worker.runner import Worker
 from tests.conftest import TEST_SECRET_KEY
 from tests.fakes.mtn_momo import MtnMomoFake
 from tests.foundation.builders import run_cli
-from tests.operators.live import connect, run, status_of
+from tests.operators.end_to_end.mtn_statuses import paid
+from tests.operators.live import connect
 from tests.operators.mtn_live import CONNECTOR, NUMBER, mtn_fake, wire
-from tests.payments.builders import pay
-from tests.support import MerchantKeys, make_merchant, momo_body
+from tests.support import MerchantKeys, make_merchant
 
 # The connector account's secrets are sealed with it: the CLI reads them to call MTN.
 SECRET = {"CAURI_SECRET_KEY": TEST_SECRET_KEY}
@@ -49,22 +49,15 @@ async def test_an_mtn_report_mapped_to_cauris_csv_is_imported_and_matched(
     database_url: str,
     tmp_path: Path,
 ) -> None:
-    response = await pay(client, merchant.headers(livemode=True), momo_body(phone_number=NUMBER))
-    reference = response.json()["data"]["reference"]
-    await run(runtime, worker, 30)
-    assert await status_of(client, merchant, f"payments/{reference}") == "succeeded"
-    async with runtime.engine.connect() as connection:
-        operation = await connection.scalar(
-            text("SELECT id FROM operator_operations WHERE subject_ref = :r"), {"r": reference}
-        )
-    [paid] = fake.received("collect")
+    _, operation = await paid(client, runtime, worker, merchant)
+    [collected] = fake.received("collect")
     at = runtime.clock.now().isoformat()
     day = runtime.clock.now().date().isoformat()
     path = tmp_path / "mtn-report.csv"
     path.write_text(
         "operator_id,reference,kind,status,amount,fee,currency,phone_number,at,Libellé\n"
         f",,opening_balance,,250000,,XOF,,,\n"
-        f"{paid.financial_id},{operation},collect,succeeded,1000,,XOF,{NUMBER},{at},Paiement\n"
+        f"{collected.financial_id},{operation},collect,succeeded,1000,,XOF,{NUMBER},{at},Paiement\n"
         f"MP-OWN-1,,collect,succeeded,700,,XOF,22997000001,{at},Hors Cauri\n"
         f"MP-FEE-1,,fee,succeeded,-35,,XOF,,{at},Frais\n"
         f",,closing_balance,,251665,,XOF,,,\n"

@@ -12,17 +12,16 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import text
 
 from cauri.kit.clock import ManualClock
 from cauri.runtime import Runtime
 from cauri.worker.runner import Worker
 from tests.fakes.mtn_momo import MtnMomoFake
 from tests.foundation.builders import run_cli
-from tests.operators.live import run, status_of
+from tests.operators.end_to_end.mtn_statuses import paid
 from tests.operators.mtn_live import CONNECTOR, NUMBER, mtn_fake, wire
-from tests.payments.builders import merchant_available, pay
-from tests.support import MerchantKeys, make_merchant, momo_body
+from tests.payments.builders import merchant_available
+from tests.support import MerchantKeys, make_merchant
 
 HEADER = "operator_id,reference,kind,status,amount,fee,currency,phone_number,at\n"
 
@@ -37,7 +36,7 @@ def clock() -> ManualClock:
 @pytest.fixture
 def fake() -> Iterator[MtnMomoFake]:
     with mtn_fake() as fake:
-        fake.callback_mode = "drop"
+        fake.callback_mode = "drop"  # outcomes come from status queries
         yield fake
 
 
@@ -45,20 +44,6 @@ def fake() -> Iterator[MtnMomoFake]:
 async def merchant(runtime: Runtime, fake: MtnMomoFake) -> MerchantKeys:
     await wire(runtime, fake)
     return await make_merchant(runtime)
-
-
-async def paid(
-    client: httpx.AsyncClient, runtime: Runtime, worker: Worker, merchant: MerchantKeys
-) -> tuple[str, str]:
-    response = await pay(client, merchant.headers(livemode=True), momo_body(phone_number=NUMBER))
-    reference = response.json()["data"]["reference"]
-    await run(runtime, worker, 30)
-    assert await status_of(client, merchant, f"payments/{reference}") == "succeeded"
-    async with runtime.engine.connect() as connection:
-        operation = await connection.scalar(
-            text("SELECT id FROM operator_operations WHERE subject_ref = :r"), {"r": reference}
-        )
-    return reference, str(operation)
 
 
 async def reconciled(database_url: str, path: Path, day: str) -> dict[str, Any]:
