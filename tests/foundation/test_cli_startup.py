@@ -53,7 +53,7 @@ async def test_showing_a_payment_loads_only_the_tables_and_modules_it_shows(
     """`cauri payments show` runs whole (settings, database, query, the refusal printed) with
     the tables it reads and no more: not the other tables' models (cauri.models loads a module
     when a name of it is first read), no connector or HTTP client, no domain wired (a
-    read-only transaction: staff/payment_overview.py, cli/common.reading)."""
+    read-only transaction: staff/payment_overview.py, cli/common.in_transaction)."""
     probe = (
         "import sys; from cauri.cli import app; "
         "sys.argv = ['cauri', 'payments', 'show', '00000000-0000-4000-8000-000000000000']\n"

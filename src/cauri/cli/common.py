@@ -88,7 +88,7 @@ def resolved_url() -> str:
 def with_runtime(work: Callable[[Runtime], Awaitable[T]], *, wired: bool = True) -> T:
     """`work` with the configured database and operators, opening its own transactions; a
     refusal (CauriError) is printed on stderr as the API's error envelope, exit 1.
-    `wired=False` only for a command that writes nothing (see `reading`)."""
+    `wired=False` only for a command that writes nothing (`in_transaction(read_only=True)`)."""
     import asyncio
 
     from cauri.config import get_settings
@@ -114,31 +114,24 @@ def with_runtime(work: Callable[[Runtime], Awaitable[T]], *, wired: bool = True)
         raise typer.Exit(1) from error
 
 
-def in_transaction(work: Callable[[AsyncSession, Runtime], Awaitable[T]]) -> T:
-    """`work` in one transaction of the configured database (with_runtime)."""
-    from cauri.kit.db import unit_of_work
-
-    async def transaction(runtime: Runtime) -> T:
-        async with unit_of_work(runtime.sessionmaker) as session:
-            return await work(session, runtime)
-
-    return with_runtime(transaction)
-
-
-def reading(work: Callable[[AsyncSession, Runtime], Awaitable[T]]) -> T:
-    """`work` in one read-only transaction, with no domain wired: a command that only shows
-    loads only what it shows (every domain's handlers cost a third of a second to import),
-    and PostgreSQL refuses a write should one slip in, rather than half-doing it unwired."""
+def in_transaction(
+    work: Callable[[AsyncSession, Runtime], Awaitable[T]], *, read_only: bool = False
+) -> T:
+    """`work` in one transaction of the configured database (with_runtime). `read_only`: for
+    a command that only shows, with no domain wired (it loads only what it shows: every
+    domain's handlers cost a third of a second to import), and PostgreSQL refuses a write
+    should one slip in, rather than half-doing it unwired."""
     from sqlalchemy import text
 
     from cauri.kit.db import unit_of_work
 
     async def transaction(runtime: Runtime) -> T:
         async with unit_of_work(runtime.sessionmaker) as session:
-            await session.execute(text("SET TRANSACTION READ ONLY"))
+            if read_only:
+                await session.execute(text("SET TRANSACTION READ ONLY"))
             return await work(session, runtime)
 
-    return with_runtime(transaction, wired=False)
+    return with_runtime(transaction, wired=not read_only)
 
 
 def parse_instant(value: str, param_hint: str) -> datetime:

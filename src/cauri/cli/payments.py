@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from cauri.cli.common import reading
+from cauri.cli.common import in_transaction
 from cauri.cli.operations import echo_operations, operation_row
 from cauri.cli.output import JsonFlag, echo_json, echo_table
 from cauri.payments.schemas import payment_object
@@ -58,7 +58,7 @@ def payments_show(reference: str, as_json: JsonFlag = False) -> None:
             "operations": [operation_row(view) for view in seen.operations],
         }
 
-    shown = reading(work)
+    shown = in_transaction(work, read_only=True)
     if as_json:
         echo_json(shown)
         return

@@ -80,11 +80,12 @@ async def archive_before(
     async with runtime.sessionmaker() as session:
         closed = set(await periods.closed_months(session))
         leaving = {table: await _leaving(session, table, before) for table in ORDER}
-    for partition in leaving["ledger_postings"]:
-        if _period(partition) not in closed:
+    for partition in leaving[periods.POSTINGS]:
+        assert partition.end is not None
+        month = periods.period_of(partition.end)
+        if month not in closed:
             raise Conflict(
-                f"Le mois {_period(partition)} du grand livre n'est pas clos "
-                f"(cauri ledger close {_period(partition)})."
+                f"Le mois {month} du grand livre n'est pas clos (cauri ledger close {month})."
             )
     await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
     done = []
@@ -92,12 +93,6 @@ async def archive_before(
         for partition in leaving[table]:
             done.append(await _archive(runtime, actor, table, partition, folder, now))
     return done
-
-
-def _period(partition: Partition) -> Month:
-    """The closed month a postings' partition belongs to (ledger.periods' labels)."""
-    assert partition.end is not None
-    return Month.of(partition.end).plus(-1)
 
 
 async def _leaving(session: AsyncSession, table: str, before: Month) -> list[Partition]:
@@ -128,9 +123,10 @@ async def _archive(
         await session.execute(text(f'ALTER TABLE "{table}" DETACH PARTITION "{partition.name}"'))
         await session.execute(text(f'DROP TABLE "{partition.name}"'))
         if table == periods.POSTINGS:
+            assert partition.end is not None  # `_leaving`'s: a range's end
             await session.execute(
                 text("UPDATE ledger_periods SET archived_at = :now WHERE month = :month"),
-                {"now": now, "month": _period(partition).first_day},
+                {"now": now, "month": periods.period_of(partition.end).first_day},
             )
         await record(
             session,

@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from cauri.worker.jobs import DayJob, JobKind
 
-from cauri.worker.jobs import JobKind
-
-
-@dataclass(frozen=True)
-class DayJob:
-    day: str  # YYYY-MM-DD, UTC: the run's, so that each day is queued once
-
-
+# The day is UTC's.
 MONTHS_AHEAD = JobKind("history.months_ahead", DayJob)

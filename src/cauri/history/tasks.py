@@ -12,14 +12,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cauri.history import jobs, partitions
 from cauri.kit.db import unit_of_work
 from cauri.runtime import Runtime
-from cauri.worker.jobs import Job
+from cauri.worker.jobs import DayJob, Job
 
 log = structlog.get_logger("cauri.history")
 
 RUN_AT = time(1, 0)  # UTC
 
 
-async def create_months_ahead(session: AsyncSession, runtime: Runtime, job: jobs.DayJob) -> None:
+async def create_months_ahead(session: AsyncSession, runtime: Runtime, job: DayJob) -> None:
     now = runtime.clock.now()
     ahead = await partitions.ensure_ahead(session, now)
     for name in ahead.created:
@@ -42,7 +42,7 @@ async def _queue(session: AsyncSession, day: date, now: datetime) -> None:
     due = datetime.combine(day, RUN_AT, tzinfo=UTC)
     await jobs.MONTHS_AHEAD.enqueue_once(
         session,
-        jobs.DayJob(day.isoformat()),
+        DayJob(day.isoformat()),
         livemode=True,
         now=now,
         delay=max((due - now).total_seconds(), 0.0),

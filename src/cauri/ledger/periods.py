@@ -114,9 +114,11 @@ async def close_through(
     if month.end + CLOSE_AFTER > now:
         raise Conflict(f"{month} n'est pas terminé depuis {CLOSE_AFTER.days} jour(s).")
     async with unit_of_work(sessionmaker) as session:
-        to_close = await _months_to_close(session, month)
-        for partition in (p for p in await partitions(session, POSTINGS) if _before(p, month)):
-            await session.execute(text(_frozen(partition.name)))
+        existing = await partitions(session, POSTINGS)
+        to_close = await _months_to_close(session, existing, month)
+        for partition in existing:
+            if partition.end is not None and period_of(partition.end) in to_close:
+                await session.execute(text(_frozen(partition.name)))
     if not to_close:
         return Closed([], 0)
     folded = await _fold_before(sessionmaker, month.end)
@@ -125,17 +127,19 @@ async def close_through(
     return Closed(done, folded)
 
 
-def _before(partition: Partition, month: Month) -> bool:
-    return partition.end is not None and partition.end <= month.end
+def period_of(end: datetime) -> Month:
+    """The month a partition ending at `end` closes as (the legacy one: the month before)."""
+    return Month.of(end).plus(-1)
 
 
-async def _months_to_close(session: AsyncSession, month: Month) -> list[Month]:
+async def _months_to_close(
+    session: AsyncSession, existing: Sequence[Partition], month: Month
+) -> list[Month]:
     """The months whose end is one of the postings' partitions' ends, not closed yet, up to
     `month`, whose end must be one (the legacy partition closes whole)."""
-    existing = await partitions(session, POSTINGS)
     ends = sorted({p.end for p in existing if p.end is not None})
     if month.end not in ends:
-        first = Month.of(ends[0]).plus(-1) if ends else month
+        first = period_of(ends[0]) if ends else month
         raise InvalidRequest.field(
             "month",
             f"{month} ne se clôt pas seul : le premier mois à clore est {first} "
@@ -147,8 +151,7 @@ async def _months_to_close(session: AsyncSession, month: Month) -> list[Month]:
             "de ledger_postings : à déplacer d'abord (docs/SCALING.md §3d)."
         )
     closed = set(await closed_months(session))
-    wanted = [Month.of(end).plus(-1) for end in ends if end <= month.end]
-    return [m for m in wanted if m not in closed]
+    return [period_of(end) for end in ends if end <= month.end and period_of(end) not in closed]
 
 
 async def _fold_before(sessionmaker: async_sessionmaker[AsyncSession], end: datetime) -> int:

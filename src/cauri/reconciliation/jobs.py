@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from cauri.worker.jobs import DayJob, JobKind
 
-from cauri.worker.jobs import JobKind
-
-
-@dataclass(frozen=True)
-class DayJob:
-    day: str  # YYYY-MM-DD, UTC
-
-
+# The day is the platform's (CAURI_TIME_ZONE).
 DAILY = JobKind("reconciliation.daily", DayJob)

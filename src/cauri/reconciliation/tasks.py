@@ -21,7 +21,7 @@ from cauri.reconciliation import jobs, sources
 from cauri.reconciliation.days import Days
 from cauri.reconciliation.runs import reconcile_day
 from cauri.runtime import Runtime
-from cauri.worker.jobs import Job
+from cauri.worker.jobs import DayJob, Job
 
 log = structlog.get_logger("cauri.reconciliation")
 
@@ -35,7 +35,7 @@ def due(day: date, now: datetime, days: Days) -> float:
     return max((at - now).total_seconds(), 0.0)
 
 
-async def reconcile_daily(session: AsyncSession, runtime: Runtime, job: jobs.DayJob) -> None:
+async def reconcile_daily(session: AsyncSession, runtime: Runtime, job: DayJob) -> None:
     """The day's statements fetched, then the day before matched again (its requests of the
     last minutes were booked on this day's statement) and the day itself. A connector that
     fails is logged and the others go on; the next day is queued whatever happened, so the
@@ -79,7 +79,7 @@ async def keep_scheduled(runtime: Runtime) -> None:
 async def _queue(session: AsyncSession, day: date, now: datetime, days: Days) -> None:
     """`day`'s run, due at RUN_AT the day after it; once (its payload is the day)."""
     await jobs.DAILY.enqueue_once(
-        session, jobs.DayJob(day.isoformat()), livemode=True, now=now, delay=due(day, now, days)
+        session, DayJob(day.isoformat()), livemode=True, now=now, delay=due(day, now, days)
     )
 
 

@@ -27,6 +27,13 @@ Handler = Callable[[AsyncSession, Runtime, dict[str, Any]], Awaitable[None]]
 
 
 @dataclass(frozen=True)
+class DayJob:
+    """The payload of a job run once a day (its day, YYYY-MM-DD): queued once per day."""
+
+    day: str
+
+
+@dataclass(frozen=True)
 class JobKind(Generic[P]):
     name: str
     payload: type[P]  # a frozen dataclass of JSON values
